@@ -1,0 +1,50 @@
+// Binomial tree reduce and broadcast, any root, any number of ranks.
+//
+// Cost (001_*.txt, Langou, "Binomial Tree"): ceil(log2 p) (alpha + beta m + gamma m)
+// for a reduce; ceil(log2 p) (alpha + beta m) for a broadcast. In the (d, c) model of
+// 000_*.txt, Proposition 13: a binomial tree of order k reduces 2^k elements in k(d+c).
+//
+// Ranks are numbered relative to the root, v = (r - root) mod p. Rank v's parent is v
+// with its lowest set bit cleared; its children are v + 2^j for every 2^j below that
+// bit. A reduce receives from the smallest subtree first (it is ready first); a
+// broadcast sends to the largest subtree first (it has the longest way to go).
+//
+// Non-commutative operations: relative numbering breaks rank order when root != 0,
+// so the tree is built over absolute ranks rooted at rank 0, every subtree is then a
+// contiguous rank range with the children to the right, and rank 0 forwards the
+// result to the root (one more message, as MPICH does).
+#include <algorithm>
+
+#include "planner/tree.h"
+
+namespace canopy::planner {
+
+namespace {
+
+Tree binomial_tree(int p, int root, bool largest_first) {
+  Tree t;
+  t.root = root;
+  t.parent.assign(p, -1);
+  t.children.assign(p, {});
+  for (int v = 0; v < p; ++v) {
+    const int r = (v + root) % p;
+    if (v != 0) t.parent[r] = ((v & (v - 1)) + root) % p;
+    const int limit = v == 0 ? p : (v & -v);  // children use the bits below v's lowest set bit
+    for (int mask = 1; mask < limit && v + mask < p; mask <<= 1) t.children[r].push_back((v + mask + root) % p);
+    if (largest_first) std::reverse(t.children[r].begin(), t.children[r].end());
+  }
+  return t;
+}
+
+}  // namespace
+
+Schedule plan_binomial_reduce(const Problem& problem) {
+  const int tree_root = problem.commutative ? problem.root : 0;
+  return tree_reduce_schedule(problem, binomial_tree(problem.nranks, tree_root, false), "binomial");
+}
+
+Schedule plan_binomial_bcast(const Problem& problem) {
+  return tree_bcast_schedule(problem, binomial_tree(problem.nranks, problem.root, true), "binomial");
+}
+
+}  // namespace canopy::planner

@@ -1,0 +1,51 @@
+// Cost models the simulator and the selector price schedules with.
+//
+// One parameter set covers the two models of the papers:
+//  * Hockney / alpha-beta-gamma (001_*.txt, Langou): a message of m bytes costs
+//    alpha + beta*m, reducing m bytes costs gamma*m. Langou's "unidirectional" system
+//    is duplex=half (a rank sends or receives, not both) and overlap=false (no
+//    computation while communicating).
+//  * Canon & Antoniu's (d, c) model (000_*.txt): one indivisible element per rank, a
+//    transfer costs d, a reduction costs c, a machine takes part in one transfer at a
+//    time (duplex=half) and transfers overlap computation (overlap=true). It is the
+//    Hockney form with alpha=d, beta=0, reduce_fixed=c, gamma=0.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace canopy::planner {
+
+enum class Duplex { Half, Full };
+
+struct CostModel {
+  std::string kind = "hockney";  // "hockney" or "overlap": how spec() prints it
+  double alpha = 0;              // seconds (or model units) per message
+  double beta = 0;               // per byte transferred
+  double gamma = 0;              // per byte reduced
+  double reduce_fixed = 0;       // per reduction regardless of size (the c of (d, c))
+  double copy_per_byte = 0;      // per byte copied locally
+  Duplex duplex = Duplex::Half;  // Full: a rank may send and receive at once
+  bool overlap = false;          // true: computation runs while transfers progress
+
+  double transfer(std::int64_t bytes) const { return alpha + beta * static_cast<double>(bytes); }
+  double reduce(std::int64_t bytes) const { return reduce_fixed + gamma * static_cast<double>(bytes); }
+  double copy(std::int64_t bytes) const { return copy_per_byte * static_cast<double>(bytes); }
+
+  std::string spec() const;  // parse_model(spec()) gives this model back
+};
+
+CostModel hockney_model(double alpha, double beta, double gamma);
+CostModel overlap_model(double d, double c);
+
+// Canopy's built-in parameters for shared-memory MPI on one node, until measured.
+// alpha 2 us, 10 GB/s transfers, 10 GB/s reductions and copies, full duplex,
+// overlapping computation (the executor keeps transfers in flight while reducing).
+CostModel default_model();
+
+// Parses "hockney:alpha=A,beta=B,gamma=G[,copy=C][,duplex=half|full][,overlap=0|1]"
+// or "overlap:d=D,c=C". Throws std::invalid_argument naming the bad part and what
+// is allowed.
+CostModel parse_model(const std::string& spec);
+
+}  // namespace canopy::planner

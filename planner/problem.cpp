@@ -1,0 +1,15 @@
+#include "planner/problem.h"
+
+namespace canopy::planner {
+
+void check_problem(const Problem& p) {
+  if (p.nranks < 1) throw PlanError("nranks must be at least 1, got " + std::to_string(p.nranks));
+  if (p.root < 0 || p.root >= p.nranks)
+    throw PlanError("root " + std::to_string(p.root) + " is outside 0.." + std::to_string(p.nranks - 1));
+  if (p.count < 0) throw PlanError("count must not be negative");
+  if (p.element_bytes < 1) throw PlanError("element size must be positive");
+  if (p.collective == Collective::Bcast && !p.commutative)
+    throw PlanError("a broadcast has no operation to be non-commutative");
+}
+
+}  // namespace canopy::planner

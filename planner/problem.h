@@ -1,0 +1,36 @@
+// What an algorithm is asked to plan: every field is identical on all ranks of the
+// communicator (MPI requires the same count, datatype, op and root for MPI_Reduce; a
+// broadcast is planned in bytes), so every rank builds the same schedule.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "planner/cost_model.h"
+#include "planner/schedule.h"
+
+namespace canopy::planner {
+
+struct Problem {
+  Collective collective = Collective::Reduce;
+  int nranks = 1;
+  int root = 0;
+  std::int64_t count = 0;          // elements (bytes for a broadcast)
+  std::int64_t element_bytes = 1;  // size of one element
+  bool commutative = true;         // false: operands must combine in rank order
+  std::int64_t segment_bytes = 0;  // pipeline segment size; 0 = one segment
+  CostModel model = default_model();
+
+  std::int64_t bytes() const { return count * element_bytes; }
+};
+
+// Raised when a problem cannot be planned; the shim falls back to native MPI.
+struct PlanError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Checks the fields every algorithm relies on; throws PlanError.
+void check_problem(const Problem& problem);
+
+}  // namespace canopy::planner

@@ -1,0 +1,31 @@
+#include "planner/registry.h"
+
+namespace canopy::planner {
+
+// One declaration and one table row per algorithm; each lives in algorithms/NAME.cpp.
+Schedule plan_binomial_reduce(const Problem&);
+Schedule plan_binomial_bcast(const Problem&);
+
+const std::vector<Algorithm>& algorithms() {
+  static const std::vector<Algorithm> table = {
+      {"binomial", Collective::Reduce, plan_binomial_reduce,
+       "binomial tree, ceil(log2 p) rounds; rank-ordered for non-commutative ops"},
+      {"binomial", Collective::Bcast, plan_binomial_bcast, "binomial tree, ceil(log2 p) rounds"},
+  };
+  return table;
+}
+
+const Algorithm* find_algorithm(Collective collective, std::string_view name) {
+  for (const auto& a : algorithms())
+    if (a.collective == collective && a.name == name) return &a;
+  return nullptr;
+}
+
+std::vector<std::string> algorithm_names(Collective collective) {
+  std::vector<std::string> out;
+  for (const auto& a : algorithms())
+    if (a.collective == collective) out.emplace_back(a.name);
+  return out;
+}
+
+}  // namespace canopy::planner

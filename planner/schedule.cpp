@@ -1,0 +1,109 @@
+#include "planner/schedule.h"
+
+#include <algorithm>
+
+namespace canopy::planner {
+
+Step Step::send(int peer, int segment, Buffer from) {
+  Step s;
+  s.kind = StepKind::Send;
+  s.peer = peer;
+  s.segment = segment;
+  s.buffer = from;
+  return s;
+}
+
+Step Step::recv_into_slot(int peer, int segment, int slot) {
+  Step s;
+  s.kind = StepKind::Recv;
+  s.peer = peer;
+  s.segment = segment;
+  s.buffer = Buffer::Slot;
+  s.slot = slot;
+  return s;
+}
+
+Step Step::recv_into_accumulator(int peer, int segment) {
+  Step s;
+  s.kind = StepKind::Recv;
+  s.peer = peer;
+  s.segment = segment;
+  s.buffer = Buffer::Accumulator;
+  return s;
+}
+
+Step Step::reduce(int segment, int slot, bool incoming_is_left) {
+  Step s;
+  s.kind = StepKind::Reduce;
+  s.segment = segment;
+  s.buffer = Buffer::Slot;
+  s.slot = slot;
+  s.incoming_is_left = incoming_is_left;
+  return s;
+}
+
+Step Step::copy(int segment) {
+  Step s;
+  s.kind = StepKind::Copy;
+  s.segment = segment;
+  s.buffer = Buffer::Input;
+  return s;
+}
+
+bool Step::operator==(const Step& o) const {
+  return kind == o.kind && peer == o.peer && segment == o.segment && buffer == o.buffer &&
+         slot == o.slot && incoming_is_left == o.incoming_is_left;
+}
+
+std::int64_t Schedule::largest_segment_count() const {
+  std::int64_t largest = 0;
+  for (const auto& s : segments) largest = std::max(largest, s.count);
+  return largest;
+}
+
+std::size_t Schedule::total_steps() const {
+  std::size_t n = 0;
+  for (const auto& r : steps) n += r.size();
+  return n;
+}
+
+const char* to_string(Collective c) { return c == Collective::Reduce ? "reduce" : "bcast"; }
+
+const char* to_string(StepKind k) {
+  switch (k) {
+    case StepKind::Send: return "send";
+    case StepKind::Recv: return "recv";
+    case StepKind::Reduce: return "reduce";
+    case StepKind::Copy: return "copy";
+  }
+  return "?";
+}
+
+const char* to_string(Buffer b) {
+  switch (b) {
+    case Buffer::Input: return "input";
+    case Buffer::Accumulator: return "acc";
+    case Buffer::Slot: return "slot";
+  }
+  return "?";
+}
+
+std::string describe(const Step& s) {
+  const std::string seg = "seg " + std::to_string(s.segment);
+  switch (s.kind) {
+    case StepKind::Send:
+      return "send " + seg + " of " + to_string(s.buffer) + " to " + std::to_string(s.peer);
+    case StepKind::Recv:
+      return "recv " + seg + " from " + std::to_string(s.peer) + " -> " +
+             (s.buffer == Buffer::Slot ? "slot " + std::to_string(s.slot) : std::string("acc"));
+    case StepKind::Reduce:
+      return "reduce " + seg + ": acc = " +
+             (s.incoming_is_left ? "slot " + std::to_string(s.slot) + " op acc"
+                                 : "acc op slot " + std::to_string(s.slot));
+    case StepKind::Copy:
+      return "copy " + seg + " input -> acc";
+  }
+  return "?";
+}
+
+}  // namespace canopy::planner

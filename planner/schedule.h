@@ -1,0 +1,84 @@
+// The schedule IR: the one representation of a collective that the planner emits,
+// the validator proves, the simulator times, the executor runs and the log records.
+//
+// A schedule is plain data. The message is cut into segments (element ranges); every
+// rank has an ordered list of steps over three kinds of buffer:
+//   Input        the rank's own contribution (reduce) or the user buffer (bcast);
+//   Accumulator  where the rank builds its result: the root's receive buffer, a
+//                workspace on other reducing ranks, the user buffer for bcast;
+//   Slot s       a segment-sized scratch buffer that a received operand lands in.
+// Steps run in list order. Sends and receives are nonblocking when issued; a step
+// that needs data (a send of the accumulator, a reduce of a slot) waits for the
+// receive that produces it. That is exactly how shim/executor interprets it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace canopy::planner {
+
+enum class Collective { Reduce, Bcast };
+
+// Where a step reads or writes its data.
+enum class Buffer : std::uint8_t { Input, Accumulator, Slot };
+
+enum class StepKind : std::uint8_t {
+  Send,    // send segment `segment` of `buffer` (Input or Accumulator) to `peer`
+  Recv,    // receive segment `segment` from `peer` into `buffer` (Accumulator or Slot `slot`)
+  Reduce,  // Accumulator[segment] = combine(Slot[slot], Accumulator[segment])
+  Copy,    // Accumulator[segment] = Input[segment]
+};
+
+struct Step {
+  StepKind kind = StepKind::Send;
+  std::int32_t peer = -1;     // Send/Recv: the other rank
+  std::int32_t segment = 0;   // index into Schedule::segments
+  Buffer buffer = Buffer::Accumulator;
+  std::int32_t slot = -1;     // Recv into a slot, and Reduce: which slot
+  // Reduce only: true when the received operand comes first in rank order, so the
+  // result is slot (op) accumulator; false gives accumulator (op) slot. Matters only
+  // for non-commutative operations, and the validator checks it.
+  bool incoming_is_left = false;
+
+  static Step send(int peer, int segment, Buffer from = Buffer::Accumulator);
+  static Step recv_into_slot(int peer, int segment, int slot);
+  static Step recv_into_accumulator(int peer, int segment);
+  static Step reduce(int segment, int slot, bool incoming_is_left);
+  static Step copy(int segment);
+
+  bool operator==(const Step& other) const;
+};
+
+// A contiguous range of elements of the message.
+struct Segment {
+  std::int64_t first = 0;  // element offset
+  std::int64_t count = 0;  // elements
+};
+
+struct Schedule {
+  Collective collective = Collective::Reduce;
+  std::string algorithm;           // registry name of the algorithm that built it
+  int nranks = 0;
+  int root = 0;
+  std::int64_t count = 0;          // elements in the whole message
+  std::int64_t element_bytes = 1;  // bytes per element (the datatype's size)
+  bool commutative = true;         // whether the reduction may reorder operands
+  std::vector<Segment> segments;
+  std::vector<std::vector<Step>> steps;  // steps[rank], in execution order
+  std::vector<int> slots;                // slots[rank]: scratch slots that rank needs
+
+  std::int64_t bytes() const { return count * element_bytes; }
+  std::int64_t segment_bytes(int segment) const { return segments[segment].count * element_bytes; }
+  std::int64_t largest_segment_count() const;
+  std::size_t total_steps() const;
+};
+
+const char* to_string(Collective c);
+const char* to_string(StepKind k);
+const char* to_string(Buffer b);
+
+// A one-line human description of a step, e.g. "recv seg 3 from 5 -> slot 1".
+std::string describe(const Step& step);
+
+}  // namespace canopy::planner

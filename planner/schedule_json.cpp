@@ -1,0 +1,128 @@
+#include "planner/schedule_json.h"
+
+#include <stdexcept>
+
+namespace canopy::planner {
+
+using nlohmann::json;
+
+namespace {
+
+json step_to_json(const Step& s) {
+  switch (s.kind) {
+    case StepKind::Send:
+      return json::array({"send", s.peer, s.segment, s.buffer == Buffer::Input ? "input" : "acc"});
+    case StepKind::Recv:
+      if (s.buffer == Buffer::Slot) return json::array({"recv", s.peer, s.segment, "slot", s.slot});
+      return json::array({"recv", s.peer, s.segment, "acc"});
+    case StepKind::Reduce:
+      return json::array({"reduce", s.segment, s.slot, s.incoming_is_left ? "left" : "right"});
+    case StepKind::Copy:
+      return json::array({"copy", s.segment});
+  }
+  return json();
+}
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("schedule JSON: " + what); }
+
+int as_int(const json& j, const std::string& what) {
+  if (!j.is_number_integer()) bad(what + " must be an integer");
+  return j.get<int>();
+}
+
+Step step_from_json(const json& j) {
+  if (!j.is_array() || j.empty() || !j[0].is_string()) bad("a step must be an array starting with its kind");
+  const std::string kind = j[0];
+  auto need = [&](std::size_t n) {
+    if (j.size() != n) bad("step '" + kind + "' needs " + std::to_string(n) + " fields: " + j.dump());
+  };
+  auto text = [&](std::size_t i) {
+    if (!j[i].is_string()) bad("field " + std::to_string(i) + " of " + j.dump() + " must be a string");
+    return j[i].get<std::string>();
+  };
+  if (kind == "send") {
+    need(4);
+    const std::string buf = text(3);
+    if (buf != "input" && buf != "acc") bad("send buffer must be input or acc: " + j.dump());
+    return Step::send(as_int(j[1], "peer"), as_int(j[2], "segment"),
+                      buf == "input" ? Buffer::Input : Buffer::Accumulator);
+  }
+  if (kind == "recv") {
+    if (j.size() == 4 && text(3) == "acc") return Step::recv_into_accumulator(as_int(j[1], "peer"), as_int(j[2], "segment"));
+    need(5);
+    if (text(3) != "slot") bad("recv target must be acc or slot: " + j.dump());
+    return Step::recv_into_slot(as_int(j[1], "peer"), as_int(j[2], "segment"), as_int(j[4], "slot"));
+  }
+  if (kind == "reduce") {
+    need(4);
+    const std::string side = text(3);
+    if (side != "left" && side != "right") bad("reduce side must be left or right: " + j.dump());
+    return Step::reduce(as_int(j[1], "segment"), as_int(j[2], "slot"), side == "left");
+  }
+  if (kind == "copy") {
+    need(2);
+    return Step::copy(as_int(j[1], "segment"));
+  }
+  bad("unknown step kind '" + kind + "'");
+}
+
+}  // namespace
+
+json schedule_to_json(const Schedule& s) {
+  json segments = json::array();
+  for (const auto& seg : s.segments) segments.push_back(json::array({seg.first, seg.count}));
+  json steps = json::array();
+  for (const auto& rank : s.steps) {
+    json list = json::array();
+    for (const auto& st : rank) list.push_back(step_to_json(st));
+    steps.push_back(std::move(list));
+  }
+  return json{{"collective", to_string(s.collective)},
+              {"algorithm", s.algorithm},
+              {"nranks", s.nranks},
+              {"root", s.root},
+              {"count", s.count},
+              {"element_bytes", s.element_bytes},
+              {"commutative", s.commutative},
+              {"segments", std::move(segments)},
+              {"slots", s.slots},
+              {"steps", std::move(steps)}};
+}
+
+Schedule schedule_from_json(const json& j) {
+  if (!j.is_object()) bad("a schedule must be an object");
+  auto field = [&](const char* name) -> const json& {
+    auto it = j.find(name);
+    if (it == j.end()) bad(std::string("missing field '") + name + "'");
+    return *it;
+  };
+  Schedule s;
+  const json& coll = field("collective");
+  if (coll != "reduce" && coll != "bcast") bad("collective must be reduce or bcast");
+  s.collective = coll == "reduce" ? Collective::Reduce : Collective::Bcast;
+  if (!field("algorithm").is_string()) bad("algorithm must be a string");
+  s.algorithm = field("algorithm");
+  s.nranks = as_int(field("nranks"), "nranks");
+  s.root = as_int(field("root"), "root");
+  if (!field("count").is_number_integer() || !field("element_bytes").is_number_integer())
+    bad("count and element_bytes must be integers");
+  s.count = field("count");
+  s.element_bytes = field("element_bytes");
+  if (!field("commutative").is_boolean()) bad("commutative must be true or false");
+  s.commutative = field("commutative");
+  for (const auto& seg : field("segments")) {
+    if (!seg.is_array() || seg.size() != 2 || !seg[0].is_number_integer() || !seg[1].is_number_integer())
+      bad("a segment must be [first, count]");
+    s.segments.push_back({seg[0].get<std::int64_t>(), seg[1].get<std::int64_t>()});
+  }
+  for (const auto& n : field("slots")) s.slots.push_back(as_int(n, "slots entry"));
+  for (const auto& rank : field("steps")) {
+    if (!rank.is_array()) bad("steps must be a list per rank");
+    std::vector<Step> list;
+    for (const auto& st : rank) list.push_back(step_from_json(st));
+    s.steps.push_back(std::move(list));
+  }
+  return s;
+}
+
+}  // namespace canopy::planner

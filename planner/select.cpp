@@ -1,0 +1,56 @@
+#include "planner/select.h"
+
+#include "planner/registry.h"
+#include "planner/simulate.h"
+#include "planner/validate.h"
+
+namespace canopy::planner {
+
+std::vector<std::int64_t> segment_candidates(std::int64_t bytes) {
+  std::vector<std::int64_t> out{0};
+  for (std::int64_t s = 4096; s < bytes; s *= 2)
+    if ((bytes + s - 1) / s <= 256) out.push_back(s);
+  return out;
+}
+
+Plan make_plan(Problem problem, const Request& request) {
+  check_problem(problem);
+  std::vector<const Algorithm*> algos;
+  if (request.algorithm == "auto") {
+    for (const auto& a : algorithms())
+      if (a.collective == problem.collective) algos.push_back(&a);
+  } else if (const Algorithm* a = find_algorithm(problem.collective, request.algorithm)) {
+    algos.push_back(a);
+  } else {
+    throw PlanError(std::string("no ") + to_string(problem.collective) + " algorithm named '" +
+                    request.algorithm + "'");
+  }
+  const std::vector<std::int64_t> sizes = request.segment_bytes >= 0
+                                              ? std::vector<std::int64_t>{request.segment_bytes}
+                                              : segment_candidates(problem.bytes());
+  bool found = false;
+  Plan best;
+  std::string last_error = "no candidate";
+  for (const Algorithm* a : algos) {
+    for (std::int64_t size : sizes) {
+      problem.segment_bytes = size;
+      Schedule s = a->plan(problem);
+      const Simulation sim = simulate(s, problem.model);
+      if (!sim.ok) {
+        last_error = sim.error;
+        continue;
+      }
+      if (!found || sim.makespan < best.predicted) {
+        best.schedule = std::move(s);
+        best.predicted = sim.makespan;
+        found = true;
+      }
+    }
+  }
+  if (!found) throw PlanError("no schedule can be priced: " + last_error);
+  const Validation v = validate(best.schedule);
+  if (!v) throw PlanError("the " + best.schedule.algorithm + " schedule fails validation: " + v.summary());
+  return best;
+}
+
+}  // namespace canopy::planner

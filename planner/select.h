@@ -1,0 +1,33 @@
+// The planner's front door: from a problem and what the user asked for, the schedule
+// to run, validated and priced. Every input is identical on all ranks, so every rank
+// makes the same choice without talking to the others.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/problem.h"
+#include "planner/schedule.h"
+
+namespace canopy::planner {
+
+struct Request {
+  std::string algorithm = "auto";   // a registered name, or "auto": the cheapest predicted
+  std::int64_t segment_bytes = -1;  // >= 0 forces a segment size (0: one segment); -1: choose
+};
+
+struct Plan {
+  Schedule schedule;
+  double predicted = 0;  // simulated makespan under problem.model, in its units
+};
+
+// Segment sizes worth trying for a message: the whole message and powers of two from
+// 4 KiB up, as long as they give at most 256 segments.
+std::vector<std::int64_t> segment_candidates(std::int64_t bytes);
+
+// Builds every candidate (algorithm x segment size), simulates each, keeps the
+// fastest and validates it. Throws PlanError when nothing valid can be built.
+Plan make_plan(Problem problem, const Request& request);
+
+}  // namespace canopy::planner

@@ -1,0 +1,175 @@
+#include "planner/simulate.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "planner/validate.h"
+
+namespace canopy::planner {
+
+namespace {
+
+constexpr double kUnset = -1;
+
+class EventRun {
+ public:
+  EventRun(const Schedule& s, const CostModel& m, const Matching& match)
+      : s_(s), m_(m), match_(match) {
+    const int p = s.nranks;
+    const int nseg = static_cast<int>(s.segments.size());
+    pc_.assign(p, 0);
+    clock_.assign(p, 0.0);
+    post_.resize(p);
+    timing_.resize(p);
+    acc_writer_.assign(p, std::vector<int>(nseg, -1));
+    slot_writer_.resize(p);
+    ports_.resize(p);
+    for (int r = 0; r < p; ++r) {
+      post_[r].assign(s.steps[r].size(), kUnset);
+      timing_[r].assign(s.steps[r].size(), StepTiming{});
+      slot_writer_[r].assign(s.slots[r], -1);
+      // Port 0 sends (and, half duplex, receives); port 1 receives when full duplex.
+      ports_[r].resize(m.duplex == Duplex::Full ? 2 : 1);
+      for (int i = 0; i < static_cast<int>(s.steps[r].size()); ++i) {
+        const StepKind k = s.steps[r][i].kind;
+        if (k == StepKind::Send) ports_[r][0].queue.push_back(i);
+        else if (k == StepKind::Recv) ports_[r][recv_port()].queue.push_back(i);
+        else if (!m.overlap)
+          for (auto& port : ports_[r]) port.queue.push_back(i);  // computation holds every port
+      }
+    }
+  }
+
+  Simulation run() {
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (int r = 0; r < s_.nranks; ++r) progress |= issue(r);
+      for (int r = 0; r < s_.nranks; ++r) progress |= start_transfers(r);
+    }
+    Simulation out;
+    out.ok = true;
+    for (int r = 0; r < s_.nranks && out.ok; ++r)
+      for (std::size_t i = 0; i < timing_[r].size(); ++i) {
+        if (timing_[r][i].end == kUnset) {
+          out.ok = false;
+          out.error = "under this model rank " + std::to_string(r) + " never completes step " +
+                      std::to_string(i) + " (" + describe(s_.steps[r][i]) +
+                      "): its ports serve transfers in an order that deadlocks";
+          break;
+        }
+        out.makespan = std::max(out.makespan, timing_[r][i].end);
+      }
+    out.timing = std::move(timing_);
+    return out;
+  }
+
+ private:
+  struct Port {
+    std::deque<int> queue;  // step indices in program order
+    double free = 0;        // when the last transfer on it ended
+  };
+
+  int recv_port() const { return m_.duplex == Duplex::Full ? 1 : 0; }
+
+  double done(int r, int i) const { return i < 0 ? 0.0 : timing_[r][i].end; }
+
+  // Issues rank r's steps in order until one must wait; true if any was issued.
+  bool issue(int r) {
+    bool progress = false;
+    const auto& steps = s_.steps[r];
+    while (pc_[r] < static_cast<int>(steps.size())) {
+      const int i = pc_[r];
+      const Step& st = steps[i];
+      if (st.kind == StepKind::Recv) {
+        post_[r][i] = clock_[r];
+        if (st.buffer == Buffer::Slot) slot_writer_[r][st.slot] = i;
+        else acc_writer_[r][st.segment] = i;
+      } else if (st.kind == StepKind::Send) {
+        double ready = 0;
+        if (st.buffer == Buffer::Accumulator) {
+          ready = done(r, acc_writer_[r][st.segment]);
+          if (ready == kUnset) break;  // the receive that fills it has not completed
+        }
+        post_[r][i] = std::max(clock_[r], ready);
+        clock_[r] = post_[r][i];
+      } else {
+        double start = clock_[r];
+        const std::int64_t bytes = s_.segment_bytes(st.segment);
+        double cost = m_.copy(bytes);
+        if (st.kind == StepKind::Reduce) {
+          const double operand = done(r, slot_writer_[r][st.slot]);
+          if (operand == kUnset) break;
+          start = std::max(start, operand);
+          cost = m_.reduce(bytes);
+        }
+        const double acc_ready = done(r, acc_writer_[r][st.segment]);
+        if (acc_ready == kUnset) break;
+        start = std::max(start, acc_ready);
+        if (!m_.overlap) {
+          for (const auto& port : ports_[r])
+            if (port.queue.empty() || port.queue.front() != i) return progress;  // earlier transfers first
+          for (const auto& port : ports_[r]) start = std::max(start, port.free);
+        }
+        timing_[r][i] = {start, start + cost};
+        clock_[r] = start + cost;
+        acc_writer_[r][st.segment] = i;
+        if (!m_.overlap)
+          for (auto& port : ports_[r]) {
+            port.queue.pop_front();
+            port.free = start + cost;
+          }
+      }
+      ++pc_[r];
+      progress = true;
+    }
+    return progress;
+  }
+
+  // Starts the transfers at the head of rank r's send port whose receiver is ready.
+  bool start_transfers(int r) {
+    bool progress = false;
+    Port& out = ports_[r][0];
+    while (!out.queue.empty()) {
+      const int i = out.queue.front();
+      if (s_.steps[r][i].kind != StepKind::Send || post_[r][i] == kUnset) break;
+      const StepRef to = match_.partner[r][i];
+      Port& in = ports_[to.rank][recv_port()];
+      if (post_[to.rank][to.index] == kUnset || in.queue.empty() || in.queue.front() != to.index) break;
+      const double start = std::max({post_[r][i], post_[to.rank][to.index], out.free, in.free});
+      const double end = start + m_.transfer(s_.segment_bytes(s_.steps[r][i].segment));
+      timing_[r][i] = timing_[to.rank][to.index] = {start, end};
+      out.free = in.free = end;
+      out.queue.pop_front();
+      in.queue.pop_front();
+      progress = true;
+    }
+    return progress;
+  }
+
+  const Schedule& s_;
+  const CostModel& m_;
+  const Matching& match_;
+  std::vector<int> pc_;
+  std::vector<double> clock_;                    // when rank r can issue its next step
+  std::vector<std::vector<double>> post_;        // when a send or receive was posted
+  std::vector<std::vector<StepTiming>> timing_;
+  std::vector<std::vector<int>> acc_writer_;     // last step writing acc[segment]
+  std::vector<std::vector<int>> slot_writer_;    // receive that last targeted a slot
+  std::vector<std::vector<Port>> ports_;
+};
+
+}  // namespace
+
+Simulation simulate(const Schedule& schedule, const CostModel& model) {
+  Matching matching;
+  std::vector<std::string> errors;
+  if (!match_messages(schedule, matching, errors)) {
+    Simulation out;
+    out.error = errors.front();
+    return out;
+  }
+  return EventRun(schedule, model, matching).run();
+}
+
+}  // namespace canopy::planner

@@ -1,0 +1,35 @@
+// Discrete-event simulation of a schedule under a cost model: its makespan, and when
+// each step started and ended (for Gantt charts and for comparing with real runs).
+//
+// Semantics, shared with the validator and the executor: a rank issues its steps in
+// order; receives are posted at once, a send is posted when its data is ready, a
+// reduce or copy occupies the rank until it ends. A transfer starts when both ends
+// are posted and both ports are free, and a port serves its transfers in program
+// order (a rank's steps say in which order it talks to its peers). With duplex=half a
+// rank has one port for sends and receives; with overlap=false computation also
+// holds that port, as in Langou's unidirectional model.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/cost_model.h"
+#include "planner/schedule.h"
+
+namespace canopy::planner {
+
+struct StepTiming {
+  double start = -1;  // transfer or computation start; -1 for never
+  double end = -1;
+};
+
+struct Simulation {
+  bool ok = false;
+  std::string error;  // why the model cannot run the schedule (e.g. port deadlock)
+  double makespan = 0;
+  std::vector<std::vector<StepTiming>> timing;  // [rank][step]
+};
+
+Simulation simulate(const Schedule& schedule, const CostModel& model);
+
+}  // namespace canopy::planner

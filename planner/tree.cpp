@@ -1,0 +1,169 @@
+#include "planner/tree.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "planner/segments.h"
+
+namespace canopy::planner {
+
+void Tree::check() const {
+  const int p = size();
+  if (p < 1 || root < 0 || root >= p || static_cast<int>(children.size()) != p)
+    throw PlanError("tree: bad size or root");
+  if (parent[root] != -1) throw PlanError("tree: the root has a parent");
+  for (int r = 0; r < p; ++r) {
+    for (int c : children[r])
+      if (c < 0 || c >= p || parent[c] != r) throw PlanError("tree: children and parents disagree");
+    if (r != root) {
+      const int q = parent[r];
+      if (q < 0 || q >= p || std::count(children[q].begin(), children[q].end(), r) != 1)
+        throw PlanError("tree: rank " + std::to_string(r) + " is not its parent's child");
+    }
+  }
+  // Every rank reaches the root without a cycle.
+  for (int r = 0; r < p; ++r) {
+    int hops = 0;
+    for (int x = r; x != root; x = parent[x])
+      if (++hops > p) throw PlanError("tree: rank " + std::to_string(r) + " never reaches the root");
+  }
+}
+
+Tree tree_from_parents(int root, const std::vector<int>& parent, const std::vector<int>& order) {
+  Tree t;
+  t.root = root;
+  t.parent = parent;
+  t.children.assign(parent.size(), {});
+  for (int r : order)
+    if (r != root && parent[r] >= 0) t.children[parent[r]].push_back(r);
+  t.check();
+  return t;
+}
+
+namespace {
+
+Schedule empty_schedule(const Problem& p, const std::string& algorithm) {
+  check_problem(p);
+  Schedule s;
+  s.collective = p.collective;
+  s.algorithm = algorithm;
+  s.nranks = p.nranks;
+  s.root = p.root;
+  s.count = p.count;
+  s.element_bytes = p.element_bytes;
+  s.commutative = p.commutative;
+  s.segments = uniform_segments(p.count, p.element_bytes, p.segment_bytes);
+  s.steps.assign(p.nranks, {});
+  s.slots.assign(p.nranks, 0);
+  return s;
+}
+
+}  // namespace
+
+Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::string& algorithm) {
+  Schedule s = empty_schedule(p, algorithm);
+  if (tree.size() != p.nranks) throw PlanError("tree size differs from the communicator");
+  const int nseg = static_cast<int>(s.segments.size());
+  const bool prefetch = p.model.duplex == Duplex::Full;
+  for (int r = 0; r < p.nranks; ++r) {
+    auto& out = s.steps[r];
+    const auto& kids = tree.children[r];
+    const int k = static_cast<int>(kids.size());
+    const bool tree_root = r == tree.root;
+    if (k == 0 && !tree_root) {
+      for (int j = 0; j < nseg; ++j) out.push_back(Step::send(tree.parent[r], j, Buffer::Input));
+      continue;
+    }
+    s.slots[r] = prefetch ? 2 * k : k;
+    auto slot = [&](int child, int seg) { return prefetch ? (seg % 2) * k + child : child; };
+    auto post_receives = [&](int seg) {
+      for (int i = 0; i < k; ++i) out.push_back(Step::recv_into_slot(kids[i], seg, slot(i, seg)));
+    };
+    if (prefetch && nseg > 0) post_receives(0);
+    for (int j = 0; j < nseg; ++j) {
+      if (prefetch && j + 1 < nseg) post_receives(j + 1);
+      if (!prefetch) post_receives(j);
+      out.push_back(Step::copy(j));
+      for (int i = 0; i < k; ++i) out.push_back(Step::reduce(j, slot(i, j), kids[i] < r));
+      if (!tree_root) out.push_back(Step::send(tree.parent[r], j, Buffer::Accumulator));
+    }
+  }
+  if (tree.root != p.root) {
+    for (int j = 0; j < nseg; ++j) {
+      s.steps[tree.root].push_back(Step::send(p.root, j, Buffer::Accumulator));
+      s.steps[p.root].push_back(Step::recv_into_accumulator(tree.root, j));
+    }
+  }
+  return s;
+}
+
+Schedule tree_bcast_schedule(const Problem& p, const Tree& tree, const std::string& algorithm) {
+  Schedule s = empty_schedule(p, algorithm);
+  if (tree.size() != p.nranks || tree.root != p.root)
+    throw PlanError("broadcast tree must span the communicator from the root");
+  const int nseg = static_cast<int>(s.segments.size());
+  const bool prefetch = p.model.duplex == Duplex::Full;
+  for (int r = 0; r < p.nranks; ++r) {
+    auto& out = s.steps[r];
+    const bool is_root = r == tree.root;
+    if (!is_root && prefetch && nseg > 0) out.push_back(Step::recv_into_accumulator(tree.parent[r], 0));
+    for (int j = 0; j < nseg; ++j) {
+      if (!is_root) {
+        const int next = prefetch ? j + 1 : j;
+        if (next < nseg) out.push_back(Step::recv_into_accumulator(tree.parent[r], next));
+      }
+      for (int c : tree.children[r]) out.push_back(Step::send(c, j));
+    }
+  }
+  return s;
+}
+
+std::string draw_tree(const Tree& tree) {
+  std::string out;
+  std::function<void(int, const std::string&, bool, bool)> walk = [&](int r, const std::string& prefix,
+                                                                        bool last, bool top) {
+    out += prefix + (top ? "" : (last ? "`-- " : "|-- ")) + std::to_string(r) + "\n";
+    const std::string next = top ? "" : prefix + (last ? "    " : "|   ");
+    const auto& kids = tree.children[r];
+    for (std::size_t i = 0; i < kids.size(); ++i) walk(kids[i], next, i + 1 == kids.size(), false);
+  };
+  if (tree.size() > 0) walk(tree.root, "", true, true);
+  return out;
+}
+
+Tree tree_of(const Schedule& s) {
+  std::vector<int> parent(s.nranks, -1);
+  std::vector<int> order;
+  for (int r = 0; r < s.nranks; ++r) {
+    for (const Step& st : s.steps[r]) {
+      const bool up = s.collective == Collective::Reduce && st.kind == StepKind::Send;
+      const bool down = s.collective == Collective::Bcast && st.kind == StepKind::Recv;
+      if ((up || down) && parent[r] == -1) parent[r] = st.peer;
+    }
+  }
+  // A reduce whose tree root is not the root ends with the tree root forwarding the
+  // result into the root's accumulator: that last hop is not a tree edge.
+  int root = s.root;
+  if (s.collective == Collective::Reduce)
+    for (const Step& st : s.steps[s.root])
+      if (st.kind == StepKind::Recv && st.buffer == Buffer::Accumulator) root = st.peer;
+  parent[root] = -1;
+  // Children in the order their parent talks to them.
+  std::vector<std::vector<int>> kids(s.nranks);
+  for (int r = 0; r < s.nranks; ++r)
+    for (const Step& st : s.steps[r]) {
+      const bool from_child = s.collective == Collective::Reduce && st.kind == StepKind::Recv &&
+                              st.buffer == Buffer::Slot && parent[st.peer] == r;
+      const bool to_child = s.collective == Collective::Bcast && st.kind == StepKind::Send &&
+                            parent[st.peer] == r;
+      if ((from_child || to_child) && std::find(kids[r].begin(), kids[r].end(), st.peer) == kids[r].end())
+        kids[r].push_back(st.peer);
+    }
+  Tree t;
+  t.root = root;
+  t.parent = parent;
+  t.children = kids;
+  return t;
+}
+
+}  // namespace canopy::planner

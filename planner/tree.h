@@ -1,0 +1,50 @@
+// Spanning trees and the schedules that run a reduce or a broadcast over them.
+//
+// Many algorithms of the papers differ only in the tree (binomial, chain, binary,
+// Fibonacci, greedy): they build a Tree and let these emitters turn it into steps,
+// pipelined over the segments of the message.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/problem.h"
+#include "planner/schedule.h"
+
+namespace canopy::planner {
+
+struct Tree {
+  int root = 0;
+  std::vector<int> parent;                 // parent[root] == -1
+  std::vector<std::vector<int>> children;  // in the order the rank talks to them
+
+  int size() const { return static_cast<int>(parent.size()); }
+  // Checks that parent/children agree and every rank reaches the root; throws PlanError.
+  void check() const;
+};
+
+// Builds a tree from parent links; each rank's children are listed in `order`
+// (ranks earlier in `order` come first).
+Tree tree_from_parents(int root, const std::vector<int>& parent, const std::vector<int>& order);
+
+// Reduce over `tree`. A rank receives segment k from each child in children order,
+// combines them into its accumulator and sends the result to its parent. With a
+// full-duplex model it already receives segment k+1 while combining segment k (two
+// slots per child); half duplex, it receives only after forwarding, as Langou's
+// pipeline does. A child below the rank's own number is the left operand, so a tree
+// whose subtrees are contiguous rank ranges keeps canonical order (the validator
+// checks it). If tree.root differs from problem.root, the tree's root forwards the
+// result to problem.root: that is how rank-ordered trees serve any root.
+Schedule tree_reduce_schedule(const Problem& problem, const Tree& tree, const std::string& algorithm);
+
+// Broadcast over `tree`: each rank receives a segment from its parent and forwards it
+// to its children in children order.
+Schedule tree_bcast_schedule(const Problem& problem, const Tree& tree, const std::string& algorithm);
+
+// The text drawing of a tree (one rank a line, children indented), for logs and tools.
+std::string draw_tree(const Tree& tree);
+
+// Recovers the tree a single-segment schedule uses: who sends to whom.
+Tree tree_of(const Schedule& schedule);
+
+}  // namespace canopy::planner

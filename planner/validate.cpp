@@ -1,0 +1,313 @@
+#include "planner/validate.h"
+
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "planner/rank_set.h"
+
+namespace canopy::planner {
+
+std::string Validation::summary() const {
+  std::string out;
+  for (std::size_t i = 0; i < errors.size() && i < 3; ++i) {
+    if (i) out += "; ";
+    out += errors[i];
+  }
+  if (errors.size() > 3) out += "; and " + std::to_string(errors.size() - 3) + " more";
+  return out;
+}
+
+namespace {
+
+std::string where(int rank, int index, const Step& step) {
+  return "rank " + std::to_string(rank) + " step " + std::to_string(index) + " (" + describe(step) +
+         ")";
+}
+
+bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
+  if (s.nranks < 1) errors.push_back("nranks must be at least 1");
+  if (s.root < 0 || s.root >= s.nranks) errors.push_back("root outside the communicator");
+  if (static_cast<int>(s.steps.size()) != s.nranks) errors.push_back("steps must list every rank");
+  if (static_cast<int>(s.slots.size()) != s.nranks) errors.push_back("slots must list every rank");
+  if (s.element_bytes < 1) errors.push_back("element_bytes must be positive");
+  std::int64_t next = 0;
+  for (std::size_t k = 0; k < s.segments.size(); ++k) {
+    if (s.segments[k].first != next || s.segments[k].count < 1) {
+      errors.push_back("segment " + std::to_string(k) + " does not continue the layout");
+      break;
+    }
+    next += s.segments[k].count;
+  }
+  if (next != s.count) errors.push_back("segments cover " + std::to_string(next) + " of " +
+                                        std::to_string(s.count) + " elements");
+  if (!errors.empty()) return false;
+  const int nseg = static_cast<int>(s.segments.size());
+  for (int r = 0; r < s.nranks; ++r) {
+    for (int i = 0; i < static_cast<int>(s.steps[r].size()); ++i) {
+      const Step& st = s.steps[r][i];
+      const bool comm = st.kind == StepKind::Send || st.kind == StepKind::Recv;
+      if (st.segment < 0 || st.segment >= nseg) errors.push_back(where(r, i, st) + ": no such segment");
+      if (comm && (st.peer < 0 || st.peer >= s.nranks || st.peer == r))
+        errors.push_back(where(r, i, st) + ": bad peer");
+      const bool uses_slot = st.kind == StepKind::Reduce ||
+                             (st.kind == StepKind::Recv && st.buffer == Buffer::Slot);
+      if (uses_slot && (st.slot < 0 || st.slot >= s.slots[r]))
+        errors.push_back(where(r, i, st) + ": slot outside 0.." + std::to_string(s.slots[r] - 1));
+      if (s.collective == Collective::Bcast && st.kind != StepKind::Send && st.kind != StepKind::Recv)
+        errors.push_back(where(r, i, st) + ": a broadcast only sends and receives");
+      if (s.collective == Collective::Bcast && comm && st.buffer != Buffer::Accumulator)
+        errors.push_back(where(r, i, st) + ": a broadcast moves the accumulator (user buffer) only");
+      if (st.kind == StepKind::Send && st.buffer == Buffer::Slot)
+        errors.push_back(where(r, i, st) + ": sending from a slot is not supported");
+    }
+  }
+  return errors.empty();
+}
+
+}  // namespace
+
+bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& errors) {
+  out.partner.assign(s.nranks, {});
+  std::map<std::pair<int, int>, std::vector<StepRef>> sends, recvs;  // (from, to) -> steps in order
+  for (int r = 0; r < s.nranks; ++r) {
+    out.partner[r].assign(s.steps[r].size(), StepRef{});
+    for (int i = 0; i < static_cast<int>(s.steps[r].size()); ++i) {
+      const Step& st = s.steps[r][i];
+      if (st.kind == StepKind::Send) sends[{r, st.peer}].push_back({r, i});
+      if (st.kind == StepKind::Recv) recvs[{st.peer, r}].push_back({r, i});
+    }
+  }
+  bool ok = true;
+  auto pairs = sends;
+  for (const auto& [key, list] : recvs) pairs[key];  // every pair that appears on either side
+  for (const auto& [key, _] : pairs) {
+    const auto& ss = sends[key];
+    const auto& rs = recvs[key];
+    if (ss.size() != rs.size()) {
+      errors.push_back("rank " + std::to_string(key.first) + " sends " + std::to_string(ss.size()) +
+                       " messages to rank " + std::to_string(key.second) + " which receives " +
+                       std::to_string(rs.size()));
+      ok = false;
+      continue;
+    }
+    for (std::size_t k = 0; k < ss.size(); ++k) {
+      const Step& a = s.steps[ss[k].rank][ss[k].index];
+      const Step& b = s.steps[rs[k].rank][rs[k].index];
+      if (a.segment != b.segment) {
+        errors.push_back("message " + std::to_string(k) + " from rank " + std::to_string(key.first) +
+                         " to " + std::to_string(key.second) + " is segment " +
+                         std::to_string(a.segment) + " but is received as segment " +
+                         std::to_string(b.segment));
+        ok = false;
+      }
+      out.partner[ss[k].rank][ss[k].index] = rs[k];
+      out.partner[rs[k].rank][rs[k].index] = ss[k];
+    }
+  }
+  return ok;
+}
+
+namespace {
+
+enum class SlotState { Free, Pending, Full };
+
+struct SegmentState {
+  RankSet content;
+  int pending_recv = -1;    // step index of an incomplete receive into it
+  bool written = false;     // written by this rank (recv, reduce, copy) at least once
+  bool sent = false;        // sent since it was last written
+};
+
+struct SlotData {
+  SlotState state = SlotState::Free;
+  int recv_step = -1;
+  int segment = -1;
+  RankSet content;
+};
+
+class SymbolicRun {
+ public:
+  SymbolicRun(const Schedule& s, const Matching& m) : s_(s), m_(m) {
+    const int nseg = static_cast<int>(s.segments.size());
+    acc_.assign(s.nranks, std::vector<SegmentState>(nseg));
+    slots_.resize(s.nranks);
+    pc_.assign(s.nranks, 0);
+    posted_.resize(s.nranks);
+    complete_.resize(s.nranks);
+    message_.resize(s.nranks);
+    for (int r = 0; r < s.nranks; ++r) {
+      slots_[r].resize(s.slots[r]);
+      posted_[r].assign(s.steps[r].size(), false);
+      complete_[r].assign(s.steps[r].size(), false);
+      message_[r].resize(s.steps[r].size());
+    }
+    if (s.collective == Collective::Bcast)
+      for (auto& seg : acc_[s.root]) seg.content = RankSet::single(s.root), seg.written = true;
+  }
+
+  void run(std::vector<std::string>& errors) {
+    bool progress = true;
+    while (progress && errors.empty()) {
+      progress = false;
+      for (int r = 0; r < s_.nranks && errors.empty(); ++r)
+        while (pc_[r] < static_cast<int>(s_.steps[r].size()) && errors.empty() && advance(r, errors))
+          progress = true;
+    }
+    if (!errors.empty()) return;
+    for (int r = 0; r < s_.nranks; ++r) {
+      if (pc_[r] < static_cast<int>(s_.steps[r].size())) {
+        const int i = pc_[r];
+        errors.push_back("deadlock: " + where(r, i, s_.steps[r][i]) + " waits forever");
+        if (errors.size() >= 4) return;
+      }
+    }
+    if (!errors.empty()) return;
+    check_outcome(errors);
+  }
+
+ private:
+  // Executes rank r's next step if it can; false when it must wait.
+  bool advance(int r, std::vector<std::string>& errors) {
+    const int i = pc_[r];
+    const Step& st = s_.steps[r][i];
+    SegmentState& acc = acc_[r][st.segment];
+    auto fail = [&](const std::string& why) {
+      errors.push_back(where(r, i, st) + ": " + why);
+      return false;
+    };
+    switch (st.kind) {
+      case StepKind::Recv: {
+        if (st.buffer == Buffer::Slot) {
+          SlotData& slot = slots_[r][st.slot];
+          if (slot.state != SlotState::Free) return fail("slot still holds an operand not yet reduced");
+          slot.state = SlotState::Pending;
+          slot.recv_step = i;
+          slot.segment = st.segment;
+        } else {
+          if (acc.pending_recv >= 0) return fail("a receive into this segment is already pending");
+          if (!acc.content.empty() && !acc.sent)
+            return fail("overwrites a partial result that was never sent");
+          acc.pending_recv = i;
+        }
+        posted_[r][i] = true;
+        const StepRef from = m_.partner[r][i];
+        if (posted_[from.rank][from.index]) deliver(r, i);
+        break;
+      }
+      case StepKind::Send: {
+        RankSet content;
+        if (st.buffer == Buffer::Input) {
+          if (acc.written)
+            return fail("reads the input after the accumulator was written (unsafe with MPI_IN_PLACE)");
+          content = RankSet::single(r);
+        } else {
+          if (acc.pending_recv >= 0) return false;  // waits for the receive that fills it
+          if (acc.content.empty()) return fail("sends a segment that holds no data");
+          content = acc.content;
+          acc.sent = true;
+        }
+        posted_[r][i] = true;
+        message_[r][i] = content;
+        const StepRef to = m_.partner[r][i];
+        if (posted_[to.rank][to.index]) deliver(to.rank, to.index);
+        break;
+      }
+      case StepKind::Reduce: {
+        SlotData& slot = slots_[r][st.slot];
+        if (slot.state == SlotState::Free) return fail("reduces a slot that no receive fills");
+        if (slot.segment != st.segment) return fail("the slot holds segment " + std::to_string(slot.segment));
+        if (slot.state == SlotState::Pending) return false;  // waits for the receive
+        if (acc.pending_recv >= 0) return fail("reduces into a segment while a receive into it is pending");
+        if (acc.content.empty()) return fail("reduces into an accumulator that was never initialised");
+        if (!s_.commutative) {
+          const bool ordered = st.incoming_is_left ? RankSet::adjacent(slot.content, acc.content)
+                                                   : RankSet::adjacent(acc.content, slot.content);
+          if (!ordered)
+            return fail("combines " + slot.content.str() + " with " + acc.content.str() +
+                        " out of rank order for a non-commutative operation");
+        }
+        if (!acc.content.disjoint(slot.content))
+          return fail("contributions " + acc.content.intersection_str(slot.content) + " counted twice");
+        acc.content.merge(slot.content);
+        acc.written = true;
+        acc.sent = false;
+        slot = SlotData{};
+        break;
+      }
+      case StepKind::Copy: {
+        if (acc.pending_recv >= 0 || !acc.content.empty())
+          return fail("copies the input over data already in the accumulator");
+        acc.content = RankSet::single(r);
+        acc.written = true;
+        acc.sent = false;
+        break;
+      }
+    }
+    ++pc_[r];
+    return true;
+  }
+
+  // The receive (r, i) and its send are both posted: the data lands.
+  void deliver(int r, int i) {
+    const Step& st = s_.steps[r][i];
+    const StepRef from = m_.partner[r][i];
+    const RankSet& content = message_[from.rank][from.index];
+    complete_[r][i] = true;
+    if (st.buffer == Buffer::Slot) {
+      SlotData& slot = slots_[r][st.slot];
+      slot.state = SlotState::Full;
+      slot.content = content;
+    } else {
+      SegmentState& acc = acc_[r][st.segment];
+      acc.content = content;
+      acc.pending_recv = -1;
+      acc.written = true;
+      acc.sent = false;
+    }
+  }
+
+  void check_outcome(std::vector<std::string>& errors) {
+    for (int r = 0; r < s_.nranks; ++r)
+      for (std::size_t k = 0; k < slots_[r].size(); ++k)
+        if (slots_[r][k].state != SlotState::Free)
+          errors.push_back("rank " + std::to_string(r) + " slot " + std::to_string(k) +
+                           " receives an operand that is never reduced");
+    const RankSet everyone = RankSet::range(0, s_.nranks - 1);
+    for (std::size_t k = 0; k < s_.segments.size(); ++k) {
+      if (s_.collective == Collective::Reduce) {
+        const RankSet& got = acc_[s_.root][k].content;
+        if (!(got == everyone))
+          errors.push_back("root ends segment " + std::to_string(k) + " with contributions " +
+                           got.str() + " instead of " + everyone.str());
+      } else {
+        for (int r = 0; r < s_.nranks; ++r)
+          if (!(acc_[r][k].content == RankSet::single(s_.root)))
+            errors.push_back("rank " + std::to_string(r) + " never receives segment " + std::to_string(k));
+      }
+      if (errors.size() >= 8) return;
+    }
+  }
+
+  const Schedule& s_;
+  const Matching& m_;
+  std::vector<std::vector<SegmentState>> acc_;
+  std::vector<std::vector<SlotData>> slots_;
+  std::vector<int> pc_;
+  std::vector<std::vector<bool>> posted_, complete_;
+  std::vector<std::vector<RankSet>> message_;  // content captured when a send is posted
+};
+
+}  // namespace
+
+Validation validate(const Schedule& schedule) {
+  Validation v;
+  if (check_shape(schedule, v.errors)) {
+    Matching matching;
+    if (match_messages(schedule, matching, v.errors)) SymbolicRun(schedule, matching).run(v.errors);
+  }
+  v.ok = v.errors.empty();
+  return v;
+}
+
+}  // namespace canopy::planner

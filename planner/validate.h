@@ -1,0 +1,43 @@
+// Proves a schedule correct before anyone runs it.
+//
+// The validator executes the schedule symbolically with the executor's semantics:
+// sends and receives are posted without blocking; a send of the accumulator waits for
+// the receive that fills it; a reduce waits for the receive into its slot. Instead of
+// data it tracks which ranks' contributions each buffer holds. It rejects a schedule
+// when sends and receives do not pair up, when the step order can deadlock, when a
+// contribution would be lost or counted twice, when a scratch slot is overwritten
+// before use, when an input could be read after an in-place root overwrote it, or
+// when a non-commutative operation would combine operands out of rank order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/schedule.h"
+
+namespace canopy::planner {
+
+struct Validation {
+  bool ok = true;
+  std::vector<std::string> errors;  // each names the rank and step at fault
+  explicit operator bool() const { return ok; }
+  std::string summary() const;      // first errors joined, for one log line
+};
+
+Validation validate(const Schedule& schedule);
+
+// Pairs every send with its receive: the i-th send from a to b matches the i-th
+// receive at b from a, and both must name the same segment (MPI's non-overtaking
+// rule makes that the matching the executor gets). partner[rank][step] is the
+// (rank, step) at the other end, or {-1, -1} for local steps.
+struct StepRef {
+  int rank = -1;
+  int index = -1;
+};
+struct Matching {
+  std::vector<std::vector<StepRef>> partner;
+};
+// Returns false and appends to `errors` when messages do not pair up.
+bool match_messages(const Schedule& schedule, Matching& out, std::vector<std::string>& errors);
+
+}  // namespace canopy::planner
