@@ -1,5 +1,6 @@
 #include "planner/cost_model.h"
 
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -34,15 +35,25 @@ CostModel default_model() {
   return m;
 }
 
+namespace {
+
+// The shortest text that reads back as the same double.
+std::string shortest(double v) {
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+}  // namespace
+
 std::string CostModel::spec() const {
   std::ostringstream out;
-  out.precision(17);
   if (kind == "overlap") {
-    out << "overlap:d=" << alpha << ",c=" << reduce_fixed;
+    out << "overlap:d=" << shortest(alpha) << ",c=" << shortest(reduce_fixed);
     return out.str();
   }
-  out << "hockney:alpha=" << alpha << ",beta=" << beta << ",gamma=" << gamma;
-  if (copy_per_byte != 0) out << ",copy=" << copy_per_byte;
+  out << "hockney:alpha=" << shortest(alpha) << ",beta=" << shortest(beta) << ",gamma=" << shortest(gamma);
+  if (copy_per_byte != 0) out << ",copy=" << shortest(copy_per_byte);
   out << ",duplex=" << (duplex == Duplex::Full ? "full" : "half") << ",overlap=" << (overlap ? 1 : 0);
   return out.str();
 }

@@ -12,8 +12,11 @@ namespace canopy::planner {
 // tags up to 32767, so no layout has more segments than this.
 constexpr std::int64_t kMaxSegments = 32767;
 
+// MPI counts are ints: no segment holds more elements than this.
+constexpr std::int64_t kMaxSegmentCount = 2147483647;
+
 // Equal segments of about `segment_bytes` (whole elements, at least one), the last
-// one shorter; segment_bytes <= 0 or >= the message gives a single segment. When the
+// one shorter (and none over kMaxSegmentCount elements); segment_bytes <= 0 or >= the message gives a single segment. When the
 // count would exceed kMaxSegments the segments grow instead. Count 0 gives none.
 std::vector<Segment> uniform_segments(std::int64_t count, std::int64_t element_bytes,
                                       std::int64_t segment_bytes);

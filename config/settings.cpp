@@ -1,0 +1,176 @@
+#include "config/settings.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "planner/cost_model.h"
+#include "planner/registry.h"
+
+extern char** environ;
+
+namespace canopy::config {
+
+namespace {
+
+const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+std::string algorithm_choices(planner::Collective c) {
+  std::vector<std::string> names{"native", "auto"};
+  for (auto& n : planner::algorithm_names(c)) names.push_back(n);
+  return join(names);
+}
+
+bool is_algorithm_choice(planner::Collective c, const std::string& v) {
+  return v == "native" || v == "auto" || planner::find_algorithm(c, v) != nullptr;
+}
+
+}  // namespace
+
+const std::vector<SettingSpec>& setting_specs() {
+  static const std::vector<SettingSpec> specs = {
+      {"CANOPY_ENABLE", "boolean", "1", "1, 0, true, false, on, off, yes, no",
+       "Master switch; 0 passes every call to native MPI", "CANOPY_ENABLE=0"},
+      {"CANOPY_REDUCE_ALGO", "name", "auto", algorithm_choices(planner::Collective::Reduce),
+       "MPI_Reduce algorithm; auto picks the cheapest predicted by the cost model", "CANOPY_REDUCE_ALGO=binomial"},
+      {"CANOPY_BCAST_ALGO", "name", "auto", algorithm_choices(planner::Collective::Bcast),
+       "MPI_Bcast algorithm; auto picks the cheapest predicted by the cost model", "CANOPY_BCAST_ALGO=native"},
+      {"CANOPY_SEGMENT_BYTES", "bytes", "auto", "auto, or an integer >= 0 (0: no segmentation)",
+       "Pipeline segment size; auto lets the planner choose per message size", "CANOPY_SEGMENT_BYTES=65536"},
+      {"CANOPY_LOG_LEVEL", "level", "warn", join({std::begin(kLogLevels), std::end(kLogLevels)}),
+       "What Canopy prints to stderr; info shows every new schedule", "CANOPY_LOG_LEVEL=info"},
+      {"CANOPY_SCHEDULE_LOG", "path", "(none)", "a writable file path; %r expands to the world rank",
+       "JSON lines, one per distinct schedule used; without %r only world rank 0 writes",
+       "CANOPY_SCHEDULE_LOG=/tmp/canopy-%r.jsonl"},
+      {"CANOPY_MODEL", "model", "built-in", "hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,overlap=0|1]",
+       "Cost model the planner predicts with (seconds, seconds per byte)",
+       "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,duplex=full,overlap=1"},
+  };
+  return specs;
+}
+
+ParseResult parse_settings(const Environment& env) {
+  ParseResult out;
+  Settings& s = out.settings;
+  auto bad = [&](const std::string& name, const std::string& value, const std::string& allowed,
+                 const std::string& instead) {
+    out.errors.push_back(name + "='" + value + "' is not valid (allowed: " + allowed + "); " + instead);
+  };
+  auto find = [&](const char* name) -> const std::string* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : &it->second;
+  };
+
+  if (const auto* v = find("CANOPY_ENABLE")) {
+    std::string x = *v;
+    std::transform(x.begin(), x.end(), x.begin(), ::tolower);
+    if (x == "1" || x == "true" || x == "on" || x == "yes") s.enable = true;
+    else if (x == "0" || x == "false" || x == "off" || x == "no") s.enable = false;
+    else {
+      s.enable = false;
+      bad("CANOPY_ENABLE", *v, "1, 0, true, false, on, off, yes, no", "Canopy is disabled, native MPI runs");
+    }
+  }
+  struct Algo {
+    const char* name;
+    planner::Collective collective;
+    std::string* target;
+    const char* mpi_name;
+  };
+  for (const Algo& a : {Algo{"CANOPY_REDUCE_ALGO", planner::Collective::Reduce, &s.reduce_algorithm, "MPI_Reduce"},
+                        Algo{"CANOPY_BCAST_ALGO", planner::Collective::Bcast, &s.bcast_algorithm, "MPI_Bcast"}}) {
+    if (const auto* v = find(a.name)) {
+      if (is_algorithm_choice(a.collective, *v)) *a.target = *v;
+      else {
+        *a.target = "native";
+        bad(a.name, *v, algorithm_choices(a.collective), std::string("native ") + a.mpi_name + " runs");
+      }
+    }
+  }
+  if (const auto* v = find("CANOPY_SEGMENT_BYTES")) {
+    if (*v == "auto") s.segment_bytes = -1;
+    else {
+      char* end = nullptr;
+      errno = 0;
+      const long long n = std::strtoll(v->c_str(), &end, 10);
+      if (v->empty() || *end != '\0' || errno != 0 || n < 0) {
+        s.reduce_algorithm = s.bcast_algorithm = "native";
+        bad("CANOPY_SEGMENT_BYTES", *v, "auto, or an integer >= 0", "native MPI_Reduce and MPI_Bcast run");
+      } else {
+        s.segment_bytes = n;
+      }
+    }
+  }
+  if (const auto* v = find("CANOPY_LOG_LEVEL")) {
+    if (std::find(std::begin(kLogLevels), std::end(kLogLevels), *v) != std::end(kLogLevels)) s.log_level = *v;
+    else bad("CANOPY_LOG_LEVEL", *v, join({std::begin(kLogLevels), std::end(kLogLevels)}), "using warn");
+  }
+  if (const auto* v = find("CANOPY_SCHEDULE_LOG")) s.schedule_log = *v;
+  if (const auto* v = find("CANOPY_MODEL")) {
+    try {
+      planner::parse_model(*v);
+      s.model = *v;
+    } catch (const std::invalid_argument& e) {
+      s.reduce_algorithm = s.bcast_algorithm = "native";
+      out.errors.push_back("CANOPY_MODEL='" + *v + "' is not valid: " + e.what() +
+                           "; native MPI_Reduce and MPI_Bcast run");
+    }
+  }
+  for (const auto& [name, value] : env) {
+    if (name.rfind("CANOPY_", 0) != 0) continue;
+    const auto& specs = setting_specs();
+    const bool known = std::any_of(specs.begin(), specs.end(), [&](const SettingSpec& sp) { return sp.name == name; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& sp : specs) names.push_back(sp.name);
+      out.warnings.push_back("unknown setting " + name + " ignored (known: " + join(names) + ")");
+    }
+  }
+  return out;
+}
+
+Environment process_environment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    if (std::strncmp(*e, "CANOPY_", 7) != 0) continue;
+    const char* eq = std::strchr(*e, '=');
+    if (!eq) continue;
+    env.emplace(std::string(static_cast<const char*>(*e), eq), std::string(eq + 1));
+  }
+  return env;
+}
+
+std::uint64_t fingerprint(const Environment& env) {
+  // FNV-1a over "name=value\n" in sorted order (std::map is sorted).
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  for (const auto& [k, v] : env) {
+    // Settings a rank may legitimately differ in: where it logs and how verbosely.
+    if (k == "CANOPY_SCHEDULE_LOG" || k == "CANOPY_LOG_LEVEL") continue;
+    mix(k + "=" + v + "\n");
+  }
+  return h;
+}
+
+std::string settings_table() {
+  std::ostringstream out;
+  for (const auto& s : setting_specs()) {
+    out << s.name << "  (" << s.type << ", default " << s.default_value << ")\n"
+        << "    " << s.description << "\n"
+        << "    allowed: " << s.allowed << "\n"
+        << "    example: " << s.example << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace canopy::config

@@ -1,0 +1,48 @@
+#include "planner/describe.h"
+
+#include <cstdio>
+
+#include "planner/tree.h"
+
+namespace canopy::planner {
+
+std::string summarize(const Schedule& s) {
+  std::string out = std::string(to_string(s.collective)) + " of " + std::to_string(s.bytes()) + " B over " +
+                    std::to_string(s.nranks) + " ranks, root " + std::to_string(s.root) + ": " + s.algorithm;
+  if (s.segments.size() > 1)
+    out += ", " + std::to_string(s.segments.size()) + " segments of " + std::to_string(s.segment_bytes(0)) + " B";
+  else
+    out += ", unsegmented";
+  if (!s.commutative) out += ", rank-ordered (non-commutative op)";
+  return out;
+}
+
+std::string format_seconds(double seconds) {
+  char buf[32];
+  if (seconds < 1e-6) std::snprintf(buf, sizeof buf, "%.0f ns", seconds * 1e9);
+  else if (seconds < 1e-3) std::snprintf(buf, sizeof buf, "%.1f us", seconds * 1e6);
+  else if (seconds < 1) std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+  return buf;
+}
+
+std::string describe_schedule(const Schedule& s, bool with_steps) {
+  std::string out = "tree (" + std::string(s.collective == Collective::Reduce ? "children send to parents" :
+                                                                                 "parents send to children") + "):\n";
+  const std::string drawing = draw_tree(tree_of(s));
+  for (std::size_t start = 0; start < drawing.size();) {
+    const std::size_t end = drawing.find('\n', start);
+    out += "  " + drawing.substr(start, end - start) + "\n";
+    start = end == std::string::npos ? drawing.size() : end + 1;
+  }
+  if (!with_steps) return out;
+  for (int r = 0; r < s.nranks; ++r) {
+    out += "rank " + std::to_string(r) + ":";
+    if (s.steps[r].empty()) out += " (nothing)";
+    out += "\n";
+    for (const Step& st : s.steps[r]) out += "  " + describe(st) + "\n";
+  }
+  return out;
+}
+
+}  // namespace canopy::planner

@@ -1,0 +1,23 @@
+/* Canopy's small C API, exported by libcanopy.so next to the MPI wrappers. Programs
+ * need not use it: it lets tests and tools ask a preloaded Canopy what it did
+ * (look the symbols up with dlsym(RTLD_DEFAULT, ...)). */
+#ifndef CANOPY_H
+#define CANOPY_H
+
+#define CANOPY_VERSION_STRING "0.1.0"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MPI_Reduce/MPI_Bcast calls on this rank that ran a Canopy schedule. */
+long canopy_intercepted_calls(void);
+/* Calls on this rank that Canopy handed to native MPI. */
+long canopy_fallback_calls(void);
+const char* canopy_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

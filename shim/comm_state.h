@@ -1,0 +1,100 @@
+// Canopy's state for one application communicator, cached on it as an MPI attribute
+// and freed with it: a private duplicate for Canopy's own messages (they can never
+// match the application's), the plans already made for it, and scratch memory reused
+// from call to call.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "planner/schedule.h"
+
+namespace canopy::shim {
+
+// What Canopy runs for one kind of call: a schedule, or native MPI with the reason.
+struct CachedPlan {
+  bool native = false;
+  std::string reason;            // why native, for the log
+  planner::Schedule schedule;
+  double predicted = 0;          // seconds under the cost model
+  bool rank_needs_workspace = false;  // this rank writes an accumulator it does not own
+};
+
+// Identifies calls that get the same plan; every field is identical on all ranks.
+struct PlanKey {
+  planner::Collective collective;
+  int root;
+  std::int64_t count;
+  std::int64_t element_bytes;
+  bool commutative;
+  bool operator==(const PlanKey& o) const {
+    return collective == o.collective && root == o.root && count == o.count && element_bytes == o.element_bytes &&
+           commutative == o.commutative;
+  }
+};
+
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const {
+    std::size_t h = std::hash<std::int64_t>()(k.count);
+    h = h * 31 + std::hash<std::int64_t>()(k.element_bytes);
+    h = h * 31 + static_cast<std::size_t>(k.root);
+    return h * 4 + static_cast<std::size_t>(k.collective) * 2 + (k.commutative ? 1 : 0);
+  }
+};
+
+// Grow-only scratch memory, 64-byte aligned; contents are not kept across calls.
+class Workspace {
+ public:
+  Workspace() = default;
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  ~Workspace() { std::free(data_); }
+  char* get(std::size_t bytes);
+
+ private:
+  char* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+class CommState {
+ public:
+  // The state of `comm`, created on first use. Creating it duplicates the
+  // communicator, which is collective: call it only where every rank of `comm` calls
+  // it too (inside a collective Canopy runs). Returns nullptr for communicators
+  // Canopy leaves to native MPI (intercommunicators) or when the runtime is off.
+  static CommState* of(MPI_Comm comm);
+
+  // Frees every state still alive (at MPI_Finalize).
+  static void release_all();
+
+  MPI_Comm comm() const { return private_comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // The plan for `key`, made (and logged) on first use.
+  const CachedPlan& plan(const PlanKey& key);
+
+  Workspace& workspace() { return workspace_; }
+
+  ~CommState();
+
+  // MPI attribute delete callback: the application freed the communicator.
+  static int delete_attribute_callback(MPI_Comm comm, int keyval, void* value, void* extra);
+
+ private:
+  CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size);
+
+  MPI_Comm user_comm_;
+  MPI_Comm private_comm_;
+  int rank_;
+  int size_;
+  std::unordered_map<PlanKey, std::unique_ptr<CachedPlan>, PlanKeyHash> plans_;
+  Workspace workspace_;
+};
+
+}  // namespace canopy::shim

@@ -1,0 +1,53 @@
+#include "shim/datatype.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace canopy::shim {
+
+// Tag of a rank's messages to itself when copying non-dense elements; schedule
+// messages use tags 0..32766 (one per segment), so this never matches them.
+constexpr int kSelfCopyTag = 32767;
+
+bool describe_datatype(MPI_Datatype type, DatatypeLayout& out) {
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS) return false;
+  if (PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS) return false;
+  if (PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS) return false;
+  if (size <= 0 || extent <= 0 || true_extent <= 0) return false;
+  int num_integers = 0, num_addresses = 0, num_datatypes = 0, combiner = 0;
+  PMPI_Type_get_envelope(type, &num_integers, &num_addresses, &num_datatypes, &combiner);
+  out.type = type;
+  out.size = size;
+  out.extent = extent;
+  out.true_lb = true_lb;
+  out.true_extent = true_extent;
+  // Predefined types are laid out in memory order; size == extent rules out padding
+  // (MPI_DOUBLE_INT has some).
+  out.dense = combiner == MPI_COMBINER_NAMED && size == extent && true_lb == 0 && true_extent == extent;
+  return true;
+}
+
+int copy_elements(const void* src, void* dst, std::int64_t n, const DatatypeLayout& layout, MPI_Comm self_comm) {
+  if (n <= 0 || src == dst) return MPI_SUCCESS;
+  if (layout.dense) {
+    std::memcpy(dst, src, static_cast<std::size_t>(n * layout.size));
+    return MPI_SUCCESS;
+  }
+  // Let MPI walk the type map: a message to ourselves on Canopy's private
+  // communicator, in chunks that fit an int count.
+  int rank = 0;
+  PMPI_Comm_rank(self_comm, &rank);
+  for (std::int64_t done = 0; done < n;) {
+    const int chunk = static_cast<int>(std::min<std::int64_t>(n - done, INT_MAX));
+    const int err = PMPI_Sendrecv(layout.element(src, done), chunk, layout.type, rank, kSelfCopyTag,
+                                  layout.element(dst, done), chunk, layout.type, rank, kSelfCopyTag, self_comm,
+                                  MPI_STATUS_IGNORE);
+    if (err != MPI_SUCCESS) return err;
+    done += chunk;
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace canopy::shim

@@ -1,0 +1,34 @@
+// Runs one rank's part of a schedule with PMPI point-to-point calls.
+//
+// Steps run in order. Sends and receives are nonblocking; a step that needs data
+// (sending the accumulator, reducing a slot) first waits for the receive that
+// produces it, and a step that overwrites a segment first waits for the sends still
+// reading it. Waiting is polite: test, then yield the core, so oversubscribed runs
+// (more ranks than cores) do not starve the ranks that would complete the message.
+// An MPI error does not stop the walk: the rank still posts every message so its
+// peers cannot hang, and the first error code is returned.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "planner/schedule.h"
+#include "shim/datatype.h"
+
+namespace canopy::shim {
+
+struct ExecutionBuffers {
+  const void* input = nullptr;        // this rank's contribution (reduce)
+  void* accumulator = nullptr;        // root: recvbuf; bcast: the user buffer; else workspace
+  bool input_is_accumulator = false;  // MPI_IN_PLACE at the root
+  std::vector<void*> slots;           // one scratch buffer per slot, largest segment each
+};
+
+int execute(const planner::Schedule& schedule, int rank, const ExecutionBuffers& buffers,
+            const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm);
+
+// Waits for a request without spinning a core flat out.
+int wait_politely(MPI_Request* request);
+
+}  // namespace canopy::shim

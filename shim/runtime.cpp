@@ -1,0 +1,85 @@
+#include "shim/runtime.h"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "shim/comm_state.h"
+
+namespace canopy::shim {
+
+Runtime& runtime() {
+  static Runtime instance;
+  return instance;
+}
+
+namespace {
+
+std::shared_ptr<spdlog::logger> make_logger(int world_rank, const std::string& level) {
+  auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  auto log = std::make_shared<spdlog::logger>("canopy", sink);
+  log->set_pattern("canopy[" + std::to_string(world_rank) + "] %l: %v");
+  log->set_level(spdlog::level::from_str(level));
+  log->flush_on(spdlog::level::trace);
+  return log;
+}
+
+// Ranks that read different CANOPY_* settings would plan different message patterns
+// and deadlock: compare a fingerprint once, and switch Canopy off everywhere if any
+// rank differs.
+bool settings_agree(std::uint64_t mine) {
+  std::uint64_t both[2] = {mine, ~mine};
+  std::uint64_t max[2] = {0, 0};
+  if (PMPI_Allreduce(both, max, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return false;
+  return max[0] == mine && max[1] == ~mine;  // the maximum of x and of ~x are both ours only if all equal
+}
+
+}  // namespace
+
+void initialize(int thread_level) {
+  Runtime& rt = runtime();
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
+  rt.thread_level = thread_level;
+  const config::Environment env = config::process_environment();
+  config::ParseResult parsed = config::parse_settings(env);
+  rt.settings = parsed.settings;
+  rt.log = make_logger(rt.world_rank, rt.settings.log_level);
+  const bool lead = rt.world_rank == 0;
+  if (lead) {
+    for (const auto& e : parsed.errors) rt.log->error("{}", e);
+    for (const auto& w : parsed.warnings) rt.log->warn("{}", w);
+  }
+  rt.model = rt.settings.model.empty() ? planner::default_model() : planner::parse_model(rt.settings.model);
+  if (!settings_agree(config::fingerprint(env))) {
+    if (lead) rt.log->error("CANOPY_* settings differ between ranks; Canopy is disabled and native MPI runs");
+    return;
+  }
+  if (!rt.settings.enable) return;
+  if (!rt.settings.schedule_log.empty()) {
+    const std::string error = rt.schedule_log.open(rt.settings.schedule_log, rt.world_rank);
+    if (!error.empty()) rt.log->error("{}", error);
+  }
+  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &CommState::delete_attribute_callback, &rt.keyval, nullptr) !=
+      MPI_SUCCESS) {
+    if (lead) rt.log->error("cannot create a communicator attribute; Canopy is disabled");
+    return;
+  }
+  rt.active = true;
+  if (lead)
+    rt.log->info("active: reduce={} bcast={} segment_bytes={} model {}", rt.settings.reduce_algorithm,
+                 rt.settings.bcast_algorithm,
+                 rt.settings.segment_bytes < 0 ? std::string("auto") : std::to_string(rt.settings.segment_bytes),
+                 rt.model.spec());
+}
+
+void finalize() {
+  Runtime& rt = runtime();
+  if (rt.active) {
+    CommState::release_all();
+    PMPI_Comm_free_keyval(&rt.keyval);
+    rt.active = false;
+  }
+  rt.schedule_log.close();
+  if (rt.log) rt.log->flush();
+}
+
+}  // namespace canopy::shim

@@ -1,0 +1,39 @@
+// Process-wide Canopy state: settings and cost model (immutable after MPI_Init), the
+// logger, the schedule log, and counters. Set up in MPI_Init, torn down in
+// MPI_Finalize.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <memory>
+
+#include <spdlog/logger.h>
+
+#include "config/settings.h"
+#include "planner/cost_model.h"
+#include "shim/schedule_log.h"
+
+namespace canopy::shim {
+
+struct Runtime {
+  bool active = false;  // false: every call goes to native MPI
+  config::Settings settings;
+  planner::CostModel model;
+  int world_rank = 0;
+  int thread_level = MPI_THREAD_SINGLE;
+  int keyval = MPI_KEYVAL_INVALID;  // attribute holding a communicator's CommState
+  std::shared_ptr<spdlog::logger> log;
+  ScheduleLog schedule_log;
+  std::atomic<long> intercepted{0};  // calls run with a Canopy schedule
+  std::atomic<long> fallbacks{0};    // calls Canopy handed to native MPI
+};
+
+Runtime& runtime();
+
+// After PMPI_Init*: parse settings, agree across ranks, set up logging.
+void initialize(int thread_level);
+// Before PMPI_Finalize: free communicator states and close logs.
+void finalize();
+
+}  // namespace canopy::shim

@@ -1,0 +1,36 @@
+// CANOPY_SCHEDULE_LOG: JSON lines, one for every distinct schedule a rank uses, with
+// the call it serves and its predicted time. The schedule itself is in the planner's
+// JSON form (planner/schedule_json.h), so tools read it back into the IR.
+#pragma once
+
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "planner/schedule.h"
+
+namespace canopy::shim {
+
+class ScheduleLog {
+ public:
+  ~ScheduleLog() { close(); }
+  // "%r" in `pattern` expands to the world rank and every rank writes its own file;
+  // without it only world rank 0 writes. Returns an error message, or "" on success.
+  std::string open(const std::string& pattern, int world_rank);
+  bool enabled() const { return file_ != nullptr; }
+  // Appends one line unless this exact schedule was logged already.
+  void record(const planner::Schedule& schedule, int comm_size, double predicted_seconds,
+              const std::string& model_spec);
+  void close();
+
+ private:
+  std::mutex mutex_;
+  std::FILE* file_ = nullptr;
+  std::unordered_set<std::size_t> seen_;
+};
+
+// "%r" replaced by `rank` everywhere in `pattern`.
+std::string expand_rank(const std::string& pattern, int rank);
+
+}  // namespace canopy::shim

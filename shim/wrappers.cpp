@@ -1,0 +1,41 @@
+// The PMPI interposition layer: each wrapper is a few lines that hand over to the
+// shim. No exception crosses these extern "C" functions.
+#include <mpi.h>
+
+#include "shim/canopy.h"
+#include "shim/collectives.h"
+#include "shim/runtime.h"
+
+#define CANOPY_EXPORT extern "C" __attribute__((visibility("default")))
+
+CANOPY_EXPORT int MPI_Init(int* argc, char*** argv) {
+  const int err = PMPI_Init(argc, argv);
+  if (err == MPI_SUCCESS) canopy::shim::initialize(MPI_THREAD_SINGLE);
+  return err;
+}
+
+CANOPY_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int err = PMPI_Init_thread(argc, argv, required, provided);
+  if (err == MPI_SUCCESS) canopy::shim::initialize(*provided);
+  return err;
+}
+
+CANOPY_EXPORT int MPI_Finalize(void) {
+  canopy::shim::finalize();
+  return PMPI_Finalize();
+}
+
+CANOPY_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             int root, MPI_Comm comm) {
+  return canopy::shim::reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+CANOPY_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return canopy::shim::bcast(buffer, count, datatype, root, comm);
+}
+
+CANOPY_EXPORT long canopy_intercepted_calls(void) { return canopy::shim::runtime().intercepted.load(); }
+
+CANOPY_EXPORT long canopy_fallback_calls(void) { return canopy::shim::runtime().fallbacks.load(); }
+
+CANOPY_EXPORT const char* canopy_version(void) { return CANOPY_VERSION_STRING; }
