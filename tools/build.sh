@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures and builds Canopy in ./build (or $CANOPY_BUILD_DIR), installing the
+# dependencies first if needed.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${CANOPY_BUILD_DIR:-$here/build}
+"$here/tools/setup.sh"
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j "$(nproc)" "$@"

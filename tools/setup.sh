@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs Canopy's build and test dependencies from Debian's packages when any is
+# missing: with apt-get when run as root, otherwise it prints the command to run.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config mpich libmpich-dev libhwloc-dev libspdlog-dev
+          nlohmann-json3-dev libcli11-dev catch2 gfortran)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y --no-install-recommends "${missing[@]}"
+else
+  echo "setup: missing Debian packages: ${missing[*]}" >&2
+  echo "setup: install them with:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
