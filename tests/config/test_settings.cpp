@@ -1,0 +1,115 @@
+#include <catch2/catch.hpp>
+
+#include "config/settings.h"
+#include "planner/registry.h"
+
+using canopy::config::Environment;
+using canopy::config::parse_settings;
+
+TEST_CASE("settings: defaults when nothing is set", "[config]") {
+  const auto r = parse_settings({});
+  CHECK(r.errors.empty());
+  CHECK(r.warnings.empty());
+  CHECK(r.settings.enable);
+  CHECK(r.settings.reduce_algorithm == "auto");
+  CHECK(r.settings.bcast_algorithm == "auto");
+  CHECK(r.settings.segment_bytes == -1);
+  CHECK(r.settings.log_level == "warn");
+  CHECK(r.settings.schedule_log.empty());
+  CHECK(r.settings.model.empty());
+}
+
+TEST_CASE("settings: every registered algorithm name is accepted", "[config]") {
+  for (const auto& a : canopy::planner::algorithms()) {
+    const std::string var = a.collective == canopy::planner::Collective::Reduce ? "CANOPY_REDUCE_ALGO"
+                                                                                : "CANOPY_BCAST_ALGO";
+    const auto r = parse_settings({{var, std::string(a.name)}});
+    CHECK(r.errors.empty());
+    const auto& chosen = var == "CANOPY_REDUCE_ALGO" ? r.settings.reduce_algorithm : r.settings.bcast_algorithm;
+    CHECK(chosen == a.name);
+  }
+}
+
+TEST_CASE("settings: valid values parse", "[config]") {
+  const auto r = parse_settings({{"CANOPY_ENABLE", "off"},
+                                 {"CANOPY_SEGMENT_BYTES", "65536"},
+                                 {"CANOPY_LOG_LEVEL", "debug"},
+                                 {"CANOPY_SCHEDULE_LOG", "/tmp/x-%r.jsonl"},
+                                 {"CANOPY_MODEL", "hockney:alpha=1e-6,beta=2e-10"}});
+  CHECK(r.errors.empty());
+  CHECK_FALSE(r.settings.enable);
+  CHECK(r.settings.segment_bytes == 65536);
+  CHECK(r.settings.log_level == "debug");
+  CHECK(r.settings.schedule_log == "/tmp/x-%r.jsonl");
+  CHECK(r.settings.model == "hockney:alpha=1e-6,beta=2e-10");
+  CHECK(parse_settings({{"CANOPY_SEGMENT_BYTES", "0"}}).settings.segment_bytes == 0);
+  CHECK(parse_settings({{"CANOPY_SEGMENT_BYTES", "auto"}}).settings.segment_bytes == -1);
+}
+
+// One line naming the variable, the value and what is allowed; the affected
+// collectives fall back to native.
+TEST_CASE("settings: a bad value gives one clear error and a safe fallback", "[config]") {
+  struct Case {
+    const char* var;
+    const char* value;
+    const char* allowed_fragment;
+  };
+  const Case cases[] = {
+      {"CANOPY_ENABLE", "maybe", "1, 0, true, false"},
+      {"CANOPY_REDUCE_ALGO", "fastest", "native, auto, binomial"},
+      {"CANOPY_BCAST_ALGO", "bogus", "native, auto, binomial"},
+      {"CANOPY_SEGMENT_BYTES", "-5", "auto, or an integer >= 0"},
+      {"CANOPY_SEGMENT_BYTES", "12kb", "auto, or an integer >= 0"},
+      {"CANOPY_LOG_LEVEL", "loud", "trace, debug, info"},
+      {"CANOPY_MODEL", "hockney:alpha=x", "non-negative number"},
+      {"CANOPY_MODEL", "telepathy", "hockney:alpha=A"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.var << "=" << c.value);
+    const auto r = parse_settings({{c.var, c.value}});
+    REQUIRE(r.errors.size() == 1);
+    const std::string& line = r.errors.front();
+    CHECK(line.find(c.var) != std::string::npos);
+    CHECK(line.find(c.value) != std::string::npos);
+    CHECK(line.find(c.allowed_fragment) != std::string::npos);
+    CHECK(line.find('\n') == std::string::npos);
+  }
+  CHECK_FALSE(parse_settings({{"CANOPY_ENABLE", "maybe"}}).settings.enable);
+  CHECK(parse_settings({{"CANOPY_REDUCE_ALGO", "fastest"}}).settings.reduce_algorithm == "native");
+  CHECK(parse_settings({{"CANOPY_REDUCE_ALGO", "fastest"}}).settings.bcast_algorithm == "auto");
+  const auto seg = parse_settings({{"CANOPY_SEGMENT_BYTES", "-5"}}).settings;
+  CHECK(seg.reduce_algorithm == "native");
+  CHECK(seg.bcast_algorithm == "native");
+  CHECK(parse_settings({{"CANOPY_LOG_LEVEL", "loud"}}).settings.log_level == "warn");
+}
+
+TEST_CASE("settings: unknown CANOPY_ names are reported, others ignored", "[config]") {
+  const auto r = parse_settings({{"CANOPY_REDUCE_ALGOS", "binomial"}, {"PATH", "/bin"}});
+  CHECK(r.errors.empty());
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("CANOPY_REDUCE_ALGOS") != std::string::npos);
+  CHECK(r.warnings[0].find("CANOPY_REDUCE_ALGO,") != std::string::npos);  // lists the known names
+}
+
+TEST_CASE("settings: fingerprint changes with planning settings only", "[config]") {
+  using canopy::config::fingerprint;
+  const Environment base{{"CANOPY_REDUCE_ALGO", "binomial"}};
+  Environment logged = base;
+  logged["CANOPY_LOG_LEVEL"] = "info";
+  logged["CANOPY_SCHEDULE_LOG"] = "/tmp/a";
+  CHECK(fingerprint(base) == fingerprint(logged));
+  Environment other = base;
+  other["CANOPY_SEGMENT_BYTES"] = "64";
+  CHECK(fingerprint(base) != fingerprint(other));
+  CHECK(fingerprint({{"CANOPY_REDUCE_ALGO", "native"}}) != fingerprint(base));
+}
+
+TEST_CASE("settings: the table lists every setting with default, allowed values and example", "[config]") {
+  const std::string table = canopy::config::settings_table();
+  for (const auto& s : canopy::config::setting_specs()) {
+    INFO(s.name);
+    CHECK(table.find(s.name) != std::string::npos);
+    CHECK(table.find(s.allowed) != std::string::npos);
+    CHECK(table.find(s.example) != std::string::npos);
+  }
+}
