@@ -34,7 +34,15 @@ Plan make_plan(Problem problem, const Request& request) {
   for (const Algorithm* a : algos) {
     for (std::int64_t size : sizes) {
       problem.segment_bytes = size;
-      Schedule s = a->plan(problem);
+      Schedule s;
+      try {
+        s = a->plan(problem);
+      } catch (const PlanError& e) {
+        // An algorithm may decline a problem (e.g. it cannot keep rank order for a
+        // non-commutative operation); the others still compete.
+        last_error = std::string(a->name) + ": " + e.what();
+        continue;
+      }
       const Simulation sim = simulate(s, problem.model);
       if (!sim.ok) {
         last_error = sim.error;

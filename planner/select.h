@@ -27,7 +27,9 @@ struct Plan {
 std::vector<std::int64_t> segment_candidates(std::int64_t bytes);
 
 // Builds every candidate (algorithm x segment size), simulates each, keeps the
-// fastest and validates it. Throws PlanError when nothing valid can be built.
+// fastest and validates it. A candidate whose algorithm throws PlanError (it declines
+// the problem) or that the model cannot run is skipped. Throws PlanError when no
+// candidate is left.
 Plan make_plan(Problem problem, const Request& request);
 
 }  // namespace canopy::planner
