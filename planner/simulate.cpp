@@ -18,6 +18,7 @@ class EventRun {
     const int p = s.nranks;
     const int nseg = static_cast<int>(s.segments.size());
     pc_.assign(p, 0);
+    queued_.assign(p, false);
     clock_.assign(p, 0.0);
     post_.resize(p);
     timing_.resize(p);
@@ -41,11 +42,15 @@ class EventRun {
   }
 
   Simulation run() {
-    bool progress = true;
-    while (progress) {
-      progress = false;
-      for (int r = 0; r < s_.nranks; ++r) progress |= issue(r);
-      for (int r = 0; r < s_.nranks; ++r) progress |= start_transfers(r);
+    // A worklist of ranks that may make progress: an event on a rank (a receive
+    // posted, a transfer started or ended) puts the ranks it can unblock back on it.
+    for (int r = 0; r < s_.nranks; ++r) wake(r);
+    while (!work_.empty()) {
+      const int r = work_.front();
+      work_.pop_front();
+      queued_[r] = false;
+      while (issue(r) | start_transfers(r)) {
+      }
     }
     Simulation out;
     out.ok = true;
@@ -83,6 +88,7 @@ class EventRun {
       const Step& st = steps[i];
       if (st.kind == StepKind::Recv) {
         post_[r][i] = clock_[r];
+        wake(match_.partner[r][i].rank);  // its sender may now start the transfer
         if (st.buffer == Buffer::Slot) slot_writer_[r][st.slot] = i;
         else acc_writer_[r][st.segment] = i;
       } else if (st.kind == StepKind::Send) {
@@ -118,6 +124,7 @@ class EventRun {
           for (auto& port : ports_[r]) {
             port.queue.pop_front();
             port.free = start + cost;
+            wake_sender_of_head(r, port);
           }
       }
       ++pc_[r];
@@ -142,14 +149,33 @@ class EventRun {
       out.free = in.free = end;
       out.queue.pop_front();
       in.queue.pop_front();
+      wake(to.rank);  // the data it waits for is there, and its port moved on
+      wake_sender_of_head(to.rank, in);
       progress = true;
     }
     return progress;
   }
 
+  void wake(int r) {
+    if (!queued_[r]) {
+      queued_[r] = true;
+      work_.push_back(r);
+    }
+  }
+
+  // The transfer now at the head of rank r's port may be able to start: its sender
+  // decides that.
+  void wake_sender_of_head(int r, const Port& port) {
+    if (port.queue.empty()) return;
+    const int i = port.queue.front();
+    if (s_.steps[r][i].kind == StepKind::Recv) wake(match_.partner[r][i].rank);
+  }
+
   const Schedule& s_;
   const CostModel& m_;
   const Matching& match_;
+  std::deque<int> work_;
+  std::vector<bool> queued_;
   std::vector<int> pc_;
   std::vector<double> clock_;                    // when rank r can issue its next step
   std::vector<std::vector<double>> post_;        // when a send or receive was posted

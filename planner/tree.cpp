@@ -74,8 +74,10 @@ Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::str
       for (int j = 0; j < nseg; ++j) out.push_back(Step::send(tree.parent[r], j, Buffer::Input));
       continue;
     }
-    s.slots[r] = prefetch ? 2 * k : k;
-    auto slot = [&](int child, int seg) { return prefetch ? (seg % 2) * k + child : child; };
+    // Two slots per child when the next segment is received while this one is reduced.
+    const bool double_buffer = prefetch && nseg > 1;
+    s.slots[r] = double_buffer ? 2 * k : k;
+    auto slot = [&](int child, int seg) { return double_buffer ? (seg % 2) * k + child : child; };
     auto post_receives = [&](int seg) {
       for (int i = 0; i < k; ++i) out.push_back(Step::recv_into_slot(kids[i], seg, slot(i, seg)));
     };

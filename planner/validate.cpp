@@ -1,5 +1,6 @@
 #include "planner/validate.h"
 
+#include <deque>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -147,12 +148,17 @@ class SymbolicRun {
   }
 
   void run(std::vector<std::string>& errors) {
-    bool progress = true;
-    while (progress && errors.empty()) {
-      progress = false;
-      for (int r = 0; r < s_.nranks && errors.empty(); ++r)
-        while (pc_[r] < static_cast<int>(s_.steps[r].size()) && errors.empty() && advance(r, errors))
-          progress = true;
+    // A worklist: a rank runs until it must wait; a send that completes a receive
+    // puts the receiving rank back on the list.
+    std::vector<bool> queued(s_.nranks, true);
+    for (int r = 0; r < s_.nranks; ++r) work_.push_back(r);
+    queued_ = &queued;
+    while (!work_.empty() && errors.empty()) {
+      const int r = work_.front();
+      work_.pop_front();
+      queued[r] = false;
+      while (pc_[r] < static_cast<int>(s_.steps[r].size()) && errors.empty() && advance(r, errors)) {
+      }
     }
     if (!errors.empty()) return;
     for (int r = 0; r < s_.nranks; ++r) {
@@ -210,7 +216,13 @@ class SymbolicRun {
         posted_[r][i] = true;
         message_[r][i] = content;
         const StepRef to = m_.partner[r][i];
-        if (posted_[to.rank][to.index]) deliver(to.rank, to.index);
+        if (posted_[to.rank][to.index]) {
+          deliver(to.rank, to.index);
+          if (!(*queued_)[to.rank]) {
+            (*queued_)[to.rank] = true;
+            work_.push_back(to.rank);
+          }
+        }
         break;
       }
       case StepKind::Reduce: {
@@ -296,6 +308,8 @@ class SymbolicRun {
   std::vector<int> pc_;
   std::vector<std::vector<bool>> posted_, complete_;
   std::vector<std::vector<RankSet>> message_;  // content captured when a send is posted
+  std::deque<int> work_;                       // ranks that may progress
+  std::vector<bool>* queued_ = nullptr;
 };
 
 }  // namespace

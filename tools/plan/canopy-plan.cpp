@@ -1,0 +1,159 @@
+// canopy-plan: the planner on the command line. Builds a schedule for a reduce or a
+// broadcast, validates it, simulates it under a cost model and prints it; or compares
+// every algorithm's predicted time.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "planner/describe.h"
+#include "planner/registry.h"
+#include "planner/schedule_json.h"
+#include "planner/select.h"
+#include "planner/simulate.h"
+#include "planner/tree.h"
+#include "planner/validate.h"
+
+using namespace canopy::planner;
+
+namespace {
+
+const char* const kExamples = R"(
+Models (--model):
+  hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,overlap=0|1]
+      alpha-beta-gamma of 001 (Langou): seconds per message, per byte sent, per byte
+      reduced. duplex=half and overlap=0 (the defaults) are Langou's unidirectional system.
+  overlap:d=D,c=C
+      the (d, c) model of 000 (Canon & Antoniu): transfers cost d, reductions c,
+      overlapping; one indivisible element per rank (use --bytes 1).
+  default
+      Canopy's built-in model (what the shim uses without CANOPY_MODEL).
+
+Examples:
+  canopy-plan reduce -p 13 --algo binomial --model overlap:d=1,c=2
+  canopy-plan reduce -p 8 --bytes 1048576 --segment-bytes 65536 --json
+  canopy-plan bcast -p 64 --bytes 65536 --compare
+)";
+
+struct Options {
+  std::string operation;
+  int ranks = 8;
+  int root = 0;
+  std::int64_t bytes = 8;
+  std::int64_t element_bytes = 1;
+  std::string algorithm = "auto";
+  std::int64_t segment_bytes = -1;
+  std::string model = "default";
+  bool non_commutative = false;
+  bool json = false;
+  bool compare = false;
+  bool steps = false;
+};
+
+Problem make_problem(const Options& o) {
+  Problem p;
+  p.collective = o.operation == "reduce" ? Collective::Reduce : Collective::Bcast;
+  p.nranks = o.ranks;
+  p.root = o.root;
+  p.element_bytes = o.element_bytes;
+  if (o.bytes % o.element_bytes != 0)
+    throw CLI::ValidationError("--bytes", "must be a multiple of --element-bytes");
+  p.count = o.bytes / o.element_bytes;
+  p.commutative = !o.non_commutative;
+  p.model = o.model == "default" ? default_model() : parse_model(o.model);
+  return p;
+}
+
+nlohmann::json ranks_json(const Schedule& s) {
+  const Tree t = tree_of(s);
+  nlohmann::json out = nlohmann::json::array();
+  for (int r = 0; r < s.nranks; ++r)
+    out.push_back({{"rank", r}, {"parent", t.parent[r]}, {"children", t.children[r]}});
+  return out;
+}
+
+int print_plan(const Options& o, const Problem& problem) {
+  Request request;
+  request.algorithm = o.algorithm;
+  request.segment_bytes = o.segment_bytes;
+  const Plan plan = make_plan(problem, request);
+  if (o.json) {
+    nlohmann::json out = {{"algorithm", plan.schedule.algorithm},
+                          {"makespan", plan.predicted},
+                          {"segments", plan.schedule.segments.size()},
+                          {"model", problem.model.spec()},
+                          {"ranks", ranks_json(plan.schedule)},
+                          {"schedule", schedule_to_json(plan.schedule)}};
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  std::cout << summarize(plan.schedule) << "\n"
+            << "model " << problem.model.spec() << "\n"
+            << "makespan " << plan.predicted
+            << (problem.model.kind == "overlap" ? " (model units)" : " s = " + format_seconds(plan.predicted)) << "\n"
+            << describe_schedule(plan.schedule, o.steps);
+  return 0;
+}
+
+int print_comparison(const Options& o, const Problem& problem) {
+  nlohmann::json rows = nlohmann::json::array();
+  if (!o.json) std::printf("%-22s %9s %14s %14s\n", "algorithm", "segments", "segment bytes", "makespan");
+  for (const std::string& name : algorithm_names(problem.collective)) {
+    Request request;
+    request.algorithm = name;
+    request.segment_bytes = o.segment_bytes;
+    try {
+      const Plan plan = make_plan(problem, request);
+      const auto& s = plan.schedule;
+      const std::int64_t seg = s.segments.empty() ? 0 : s.segment_bytes(0);
+      if (o.json)
+        rows.push_back({{"algorithm", name}, {"segments", s.segments.size()}, {"segment_bytes", seg},
+                        {"makespan", plan.predicted}});
+      else
+        std::printf("%-22s %9zu %14lld %14.6g\n", name.c_str(), s.segments.size(), static_cast<long long>(seg),
+                    plan.predicted);
+    } catch (const PlanError& e) {
+      if (o.json) rows.push_back({{"algorithm", name}, {"declined", e.what()}});
+      else std::printf("%-22s declined: %s\n", name.c_str(), e.what());
+    }
+  }
+  if (o.json) std::cout << nlohmann::json{{"model", problem.model.spec()}, {"algorithms", rows}}.dump() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"canopy-plan: build, validate and simulate a Canopy schedule"};
+  app.footer(kExamples);
+  app.add_option("operation", o.operation, "reduce or bcast")->required()->check(CLI::IsMember({"reduce", "bcast"}));
+  app.add_option("-p,--ranks", o.ranks, "number of ranks")->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  app.add_option("--root", o.root, "root rank")->capture_default_str();
+  app.add_option("--bytes", o.bytes, "message size in bytes")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--element-bytes", o.element_bytes, "size of one element (segments hold whole elements)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--algo", o.algorithm, "a registered algorithm, or auto")->capture_default_str();
+  app.add_option("--segment-bytes", o.segment_bytes, "pipeline segment size; 0 = none; default: the planner chooses");
+  app.add_option("--model", o.model, "cost model: hockney:..., overlap:..., or default")->capture_default_str();
+  app.add_flag("--non-commutative", o.non_commutative, "the reduction must combine operands in rank order");
+  app.add_flag("--json", o.json, "print JSON instead of text");
+  app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
+  app.add_flag("--steps", o.steps, "also print every rank's steps");
+  app.add_flag_callback("--list", [] {
+    for (const auto& a : algorithms()) std::cout << to_string(a.collective) << " " << a.name << ": " << a.summary << "\n";
+    std::exit(0);
+  }, "list the registered algorithms and exit");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (o.root < 0 || o.root >= o.ranks) throw CLI::ValidationError("--root", "must be between 0 and ranks-1");
+    const Problem problem = make_problem(o);
+    return o.compare ? print_comparison(o, problem) : print_plan(o, problem);
+  } catch (const CLI::Error& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "canopy-plan: " << e.what() << "\n";
+    return 1;
+  }
+}
