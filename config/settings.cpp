@@ -53,6 +53,10 @@ const std::vector<SettingSpec>& setting_specs() {
       {"CANOPY_MODEL", "model", "built-in", "hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,overlap=0|1]",
        "Cost model the planner predicts with (seconds, seconds per byte)",
        "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,duplex=full,overlap=1"},
+      {"CANOPY_AUTO_TRIALS", "integer", "2", "an integer from 0 to 100",
+       "With auto: measured rounds (after one warm-up round) over the model's two best schedules and "
+       "native MPI before the ranks agree on the fastest; 0 trusts the model alone",
+       "CANOPY_AUTO_TRIALS=0"},
   };
   return specs;
 }
@@ -108,6 +112,15 @@ ParseResult parse_settings(const Environment& env) {
         s.segment_bytes = n;
       }
     }
+  }
+  if (const auto* v = find("CANOPY_AUTO_TRIALS")) {
+    char* end = nullptr;
+    errno = 0;
+    const long n = std::strtol(v->c_str(), &end, 10);
+    if (v->empty() || *end != '\0' || errno != 0 || n < 0 || n > 100)
+      bad("CANOPY_AUTO_TRIALS", *v, "an integer from 0 to 100", "using 2");
+    else
+      s.auto_trials = static_cast<int>(n);
   }
   if (const auto* v = find("CANOPY_LOG_LEVEL")) {
     if (std::find(std::begin(kLogLevels), std::end(kLogLevels), *v) != std::end(kLogLevels)) s.log_level = *v;

@@ -18,6 +18,7 @@ struct Settings {
   std::string log_level = "warn";      // CANOPY_LOG_LEVEL: spdlog level name
   std::string schedule_log;            // CANOPY_SCHEDULE_LOG: path, %r expands to the rank
   std::string model;                   // CANOPY_MODEL: cost model spec; empty = built-in
+  int auto_trials = 2;                 // CANOPY_AUTO_TRIALS: measured rounds per new call kind
 };
 
 // One row of the spec table: what --list-settings and the README show.

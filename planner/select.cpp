@@ -1,5 +1,7 @@
 #include "planner/select.h"
 
+#include <algorithm>
+
 #include "planner/registry.h"
 #include "planner/simulate.h"
 #include "planner/validate.h"
@@ -13,7 +15,7 @@ std::vector<std::int64_t> segment_candidates(std::int64_t bytes) {
   return out;
 }
 
-Plan make_plan(Problem problem, const Request& request) {
+std::vector<Plan> rank_plans(Problem problem, const Request& request) {
   check_problem(problem);
   std::vector<const Algorithm*> algos;
   if (request.algorithm == "auto") {
@@ -28,10 +30,11 @@ Plan make_plan(Problem problem, const Request& request) {
   const std::vector<std::int64_t> sizes = request.segment_bytes >= 0
                                               ? std::vector<std::int64_t>{request.segment_bytes}
                                               : segment_candidates(problem.bytes());
-  bool found = false;
-  Plan best;
+  std::vector<Plan> ranked;
   std::string last_error = "no candidate";
   for (const Algorithm* a : algos) {
+    bool found = false;
+    Plan best;
     for (std::int64_t size : sizes) {
       problem.segment_bytes = size;
       Schedule s;
@@ -45,7 +48,7 @@ Plan make_plan(Problem problem, const Request& request) {
       }
       const Simulation sim = simulate(s, problem.model);
       if (!sim.ok) {
-        last_error = sim.error;
+        last_error = std::string(a->name) + ": " + sim.error;
         continue;
       }
       if (!found || sim.makespan < best.predicted) {
@@ -54,8 +57,15 @@ Plan make_plan(Problem problem, const Request& request) {
         found = true;
       }
     }
+    if (found) ranked.push_back(std::move(best));
   }
-  if (!found) throw PlanError("no schedule can be priced: " + last_error);
+  if (ranked.empty()) throw PlanError("no schedule can be priced: " + last_error);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Plan& a, const Plan& b) { return a.predicted < b.predicted; });
+  return ranked;
+}
+
+Plan make_plan(Problem problem, const Request& request) {
+  Plan best = std::move(rank_plans(std::move(problem), request).front());
   const Validation v = validate(best.schedule);
   if (!v) throw PlanError("the " + best.schedule.algorithm + " schedule fails validation: " + v.summary());
   return best;

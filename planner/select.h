@@ -26,6 +26,10 @@ struct Plan {
 // 4 KiB up, as long as they give at most 256 segments.
 std::vector<std::int64_t> segment_candidates(std::int64_t bytes);
 
+// Every candidate that can be built and priced, cheapest first, keeping for each
+// algorithm only its best segment size. Not validated (validate what you run).
+std::vector<Plan> rank_plans(Problem problem, const Request& request);
+
 // Builds every candidate (algorithm x segment size), simulates each, keeps the
 // fastest and validates it. A candidate whose algorithm throws PlanError (it declines
 // the problem) or that the model cannot run is skipped. Throws PlanError when no

@@ -24,11 +24,27 @@ void carve_scratch(CommState& state, const planner::Schedule& s, const DatatypeL
   for (int k = 0; k < nslots; ++k) b.slots[k] = layout.origin(base + acc_bytes + slot_bytes * k);
 }
 
-int finish(MPI_Comm comm, int err) {
+// Runs one call with `plan`'s current candidate, timing it while trials last.
+// `schedule` runs a Canopy schedule and returns the MPI error code; `native` calls
+// the PMPI collective.
+template <typename RunSchedule, typename RunNative>
+int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm comm, RunSchedule schedule,
+             RunNative native) {
   Runtime& rt = runtime();
-  rt.intercepted.fetch_add(1, std::memory_order_relaxed);
-  // Report the error as native MPI would: through the communicator's handler.
-  if (err != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, err);
+  const Candidate& candidate = plan.candidates[plan.current()];
+  const bool timed = plan.trialling();
+  const double start = timed ? PMPI_Wtime() : 0;
+  int err = MPI_SUCCESS;
+  if (candidate.native) {
+    rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
+    err = native();
+  } else {
+    rt.intercepted.fetch_add(1, std::memory_order_relaxed);
+    err = schedule(candidate);
+    // Report an error as native MPI would: through the communicator's handler.
+    if (err != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, err);
+  }
+  if (timed) state.finish_call(plan, key, PMPI_Wtime() - start);
   return err;
 }
 
@@ -36,57 +52,71 @@ int finish(MPI_Comm comm, int err) {
 
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
-  auto native = [&] {
+  auto native = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
+  auto fallback = [&] {
     rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
-    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return native();
   };
-  if (!rt.active || rt.settings.reduce_algorithm == "native") return native();
+  if (!rt.active || rt.settings.reduce_algorithm == "native") return fallback();
+  CommState* state = nullptr;
+  CachedPlan* plan = nullptr;
+  DatatypeLayout layout;
+  PlanKey key{};
   try {
-    CommState* state = CommState::of(comm);
-    DatatypeLayout layout;
+    state = CommState::of(comm);
     if (!state || count < 0 || root < 0 || root >= state->size() || !describe_datatype(datatype, layout))
-      return native();  // MPI's own checks and error reporting apply
+      return fallback();  // MPI's own checks and error reporting apply
     int commutative = 1;
-    if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return native();
-    const CachedPlan& plan =
-        state->plan({planner::Collective::Reduce, root, count, layout.size, commutative != 0});
-    if (plan.native) return native();
-
-    const bool is_root = state->rank() == root;
+    if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback();
+    key = {planner::Collective::Reduce, root, count, layout.size, commutative != 0};
+    plan = &state->plan(key);
+  } catch (const std::exception& e) {
+    // Planning throws before any message: native is safe.
+    rt.log->warn("MPI_Reduce: {}; native MPI runs", e.what());
+    return fallback();
+  }
+  const bool is_root = state->rank() == root;
+  auto schedule = [&](const Candidate& c) {
     ExecutionBuffers b;
     b.input_is_accumulator = is_root && sendbuf == MPI_IN_PLACE;
     b.input = b.input_is_accumulator ? recvbuf : sendbuf;
     void* workspace_acc = nullptr;
-    const bool own_workspace = !is_root && plan.rank_needs_workspace;
-    carve_scratch(*state, plan.schedule, layout, own_workspace ? count : 0, b, own_workspace ? &workspace_acc : nullptr);
+    const bool own_workspace = !is_root && c.rank_needs_workspace;
+    carve_scratch(*state, c.schedule, layout, own_workspace ? count : 0, b, own_workspace ? &workspace_acc : nullptr);
     b.accumulator = is_root ? recvbuf : workspace_acc;
-    return finish(comm, execute(plan.schedule, state->rank(), b, layout, op, state->comm()));
-  } catch (const std::exception& e) {
-    // Only planning and allocation throw, both before any message: native is safe.
-    rt.log->warn("MPI_Reduce: {}; native MPI runs", e.what());
-    return native();
-  }
+    return execute(c.schedule, state->rank(), b, layout, op, state->comm());
+  };
+  return run_plan(*state, *plan, key, comm, schedule, native);
 }
 
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
-  auto native = [&] {
+  auto native = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
+  auto fallback = [&] {
     rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
-    return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return native();
   };
-  if (!rt.active || rt.settings.bcast_algorithm == "native") return native();
+  if (!rt.active || rt.settings.bcast_algorithm == "native") return fallback();
+  CommState* state = nullptr;
+  CachedPlan* plan = nullptr;
+  PlanKey key{};
+  std::int64_t bytes = 0;
   try {
-    CommState* state = CommState::of(comm);
+    state = CommState::of(comm);
     int type_size = 0;
     if (!state || count < 0 || root < 0 || root >= state->size() ||
         PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS)
-      return native();
+      return fallback();
     // Ranks may describe the message with different datatypes of the same signature,
     // so the plan is made over bytes, which all ranks agree on.
-    const std::int64_t bytes = static_cast<std::int64_t>(count) * type_size;
-    const CachedPlan& plan = state->plan({planner::Collective::Bcast, root, bytes, 1, true});
-    if (plan.native) return native();
-
+    bytes = static_cast<std::int64_t>(count) * type_size;
+    key = {planner::Collective::Bcast, root, bytes, 1, true};
+    plan = &state->plan(key);
+  } catch (const std::exception& e) {
+    rt.log->warn("MPI_Bcast: {}; native MPI runs", e.what());
+    return fallback();
+  }
+  auto schedule = [&](const Candidate& c) {
     DatatypeLayout bytes_layout;
     describe_datatype(MPI_BYTE, bytes_layout);
     DatatypeLayout mine;
@@ -94,7 +124,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     const bool direct = describe_datatype(datatype, mine) && mine.dense;
     ExecutionBuffers b;
     void* packed = nullptr;
-    carve_scratch(*state, plan.schedule, bytes_layout, direct ? 0 : bytes, b, direct ? nullptr : &packed);
+    carve_scratch(*state, c.schedule, bytes_layout, direct ? 0 : bytes, b, direct ? nullptr : &packed);
     b.accumulator = direct ? buffer : packed;
     const bool is_root = state->rank() == root;
     int err = MPI_SUCCESS;
@@ -102,17 +132,15 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
       int position = 0;
       err = PMPI_Pack(buffer, count, datatype, packed, static_cast<int>(bytes), &position, state->comm());
     }
-    const int run = execute(plan.schedule, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm());
+    const int run = execute(c.schedule, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm());
     if (err == MPI_SUCCESS) err = run;
     if (!direct && !is_root && bytes > 0 && err == MPI_SUCCESS) {
       int position = 0;
       err = PMPI_Unpack(packed, static_cast<int>(bytes), &position, buffer, count, datatype, state->comm());
     }
-    return finish(comm, err);
-  } catch (const std::exception& e) {
-    rt.log->warn("MPI_Bcast: {}; native MPI runs", e.what());
-    return native();
-  }
+    return err;
+  };
+  return run_plan(*state, *plan, key, comm, schedule, native);
 }
 
 }  // namespace canopy::shim

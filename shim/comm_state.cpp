@@ -1,11 +1,13 @@
 #include "shim/comm_state.h"
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <vector>
 
 #include "planner/describe.h"
 #include "planner/select.h"
+#include "planner/validate.h"
 #include "shim/runtime.h"
 
 namespace canopy::shim {
@@ -83,7 +85,29 @@ void CommState::release_all() {
   for (CommState* state : alive) PMPI_Comm_delete_attr(state->user_comm_, runtime().keyval);
 }
 
-const CachedPlan& CommState::plan(const PlanKey& key) {
+namespace {
+
+bool writes_accumulator(const planner::Schedule& s, int rank) {
+  for (const planner::Step& st : s.steps[rank])
+    if (st.kind != planner::StepKind::Send && !(st.kind == planner::StepKind::Recv && st.buffer == planner::Buffer::Slot))
+      return true;
+  return false;
+}
+
+// Native MPI competes in auto mode, except where it is known to fail or to mislead:
+// - Debian's MPICH 4.0.2 crashes on MPI_Reduce with MPI_IN_PLACE at a non-zero root
+//   (pmodels/mpich#6540); only the root knows whether it passed MPI_IN_PLACE, so every
+//   rank excludes native for every reduce at a non-zero root;
+// - on an oversubscribed node MPICH's first calls are fast and later ones are not
+//   (its busy-polling starves the ranks it waits for), so trials cannot judge it.
+bool native_may_compete(const PlanKey& key) {
+  if (runtime().oversubscribed) return false;
+  return key.collective == planner::Collective::Bcast || key.root == 0;
+}
+
+}  // namespace
+
+CachedPlan& CommState::plan(const PlanKey& key) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
 
@@ -101,33 +125,78 @@ const CachedPlan& CommState::plan(const PlanKey& key) {
   request.algorithm = key.collective == planner::Collective::Reduce ? rt.settings.reduce_algorithm
                                                                     : rt.settings.bcast_algorithm;
   request.segment_bytes = rt.settings.segment_bytes;
+  const bool tune = request.algorithm == "auto" && rt.settings.auto_trials > 0;
   try {
-    planner::Plan plan = planner::make_plan(problem, request);
-    made->schedule = std::move(plan.schedule);
-    made->predicted = plan.predicted;
-    for (const planner::Step& st : made->schedule.steps[rank_])
-      if (st.kind != planner::StepKind::Send && !(st.kind == planner::StepKind::Recv && st.buffer == planner::Buffer::Slot))
-        made->rank_needs_workspace = true;
+    // The model's best schedules (two when tuning, so a wrong model can be overruled),
+    // each validated before it may run.
+    std::vector<planner::Plan> ranked = planner::rank_plans(problem, request);
+    const std::size_t wanted = tune ? 2 : 1;
+    for (planner::Plan& p : ranked) {
+      if (made->candidates.size() == wanted) break;
+      const planner::Validation v = planner::validate(p.schedule);
+      if (!v) {
+        if (rank_ == 0) rt.log->warn("{}: rejected by the validator: {}", planner::summarize(p.schedule), v.summary());
+        continue;
+      }
+      Candidate c;
+      c.rank_needs_workspace = writes_accumulator(p.schedule, rank_);
+      c.schedule = std::move(p.schedule);
+      c.predicted = p.predicted;
+      made->candidates.push_back(std::move(c));
+    }
+    if (made->candidates.empty()) throw planner::PlanError("every schedule failed validation");
   } catch (const std::exception& e) {
     // Deterministic: every rank gets the same error for the same key.
-    made->native = true;
-    made->reason = e.what();
+    made->candidates.clear();
+    made->native_reason = e.what();
   }
+  if (made->candidates.empty() || (tune && native_may_compete(key))) {
+    Candidate native;
+    native.native = true;
+    made->candidates.push_back(std::move(native));
+  }
+  if (tune && made->candidates.size() > 1)
+    made->trial_calls = static_cast<int>(made->candidates.size()) * (1 + rt.settings.auto_trials);
 
-  if (made->native) {
-    if (rank_ == 0) rt.log->warn("{} on {} ranks, root {}, {} elements: planning failed ({}); native MPI runs",
-                                 planner::to_string(key.collective), size_, key.root, key.count, made->reason);
-  } else {
-    rt.schedule_log.record(made->schedule, size_, made->predicted, rt.model.spec());
-    if (rank_ == 0 && rt.log->should_log(spdlog::level::info))
-    {
-      std::string text = planner::describe_schedule(made->schedule, rt.log->should_log(spdlog::level::debug));
+  if (!made->native_reason.empty() && rank_ == 0)
+    rt.log->warn("{} on {} ranks, root {}, {} elements: planning failed ({}); native MPI runs",
+                 planner::to_string(key.collective), size_, key.root, key.count, made->native_reason);
+  for (const Candidate& c : made->candidates) {
+    if (c.native) continue;
+    rt.schedule_log.record(c.schedule, size_, c.predicted, rt.model.spec());
+    if (rank_ == 0 && rt.log->should_log(spdlog::level::info)) {
+      std::string text = planner::describe_schedule(c.schedule, rt.log->should_log(spdlog::level::debug));
       if (!text.empty() && text.back() == '\n') text.pop_back();
-      rt.log->info("new schedule: {}; predicted {}\n{}", planner::summarize(made->schedule),
-                   planner::format_seconds(made->predicted), text);
+      rt.log->info("new schedule: {}; predicted {}\n{}", planner::summarize(c.schedule),
+                   planner::format_seconds(c.predicted), text);
     }
   }
   return *plans_.emplace(key, std::move(made)).first->second;
+}
+
+void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds) {
+  if (!plan.trialling()) return;
+  const int n = static_cast<int>(plan.candidates.size());
+  const int round = plan.calls / n;
+  if (round > 0) plan.trial_seconds.push_back(seconds);  // round 0 warms up
+  if (++plan.calls < plan.trial_calls) return;
+
+  // The slowest rank's time is the call's time; every rank gets the same maxima.
+  std::vector<double> slowest(plan.trial_seconds.size());
+  PMPI_Allreduce(plan.trial_seconds.data(), slowest.data(), static_cast<int>(slowest.size()), MPI_DOUBLE, MPI_MAX,
+                 private_comm_);
+  std::vector<double> best(n, 1e300);
+  for (std::size_t k = 0; k < slowest.size(); ++k) best[k % n] = std::min(best[k % n], slowest[k]);
+  plan.chosen = static_cast<int>(std::min_element(best.begin(), best.end()) - best.begin());
+  plan.trial_seconds.clear();
+  Runtime& rt = runtime();
+  if (rank_ == 0 && rt.log->should_log(spdlog::level::info)) {
+    std::string measured;
+    for (int c = 0; c < n; ++c)
+      measured += (c ? ", " : "") + plan.candidates[c].name() + " " + planner::format_seconds(best[c]);
+    rt.log->info("auto: {} on {} ranks, root {}, {} B: measured {}; chose {}", planner::to_string(key.collective),
+                 size_, key.root, key.count * key.element_bytes, measured, plan.candidates[plan.chosen].name());
+  }
 }
 
 }  // namespace canopy::shim

@@ -11,18 +11,35 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "planner/schedule.h"
 
 namespace canopy::shim {
 
-// What Canopy runs for one kind of call: a schedule, or native MPI with the reason.
-struct CachedPlan {
+// One way to run a call: a Canopy schedule, or the native MPI collective.
+struct Candidate {
   bool native = false;
-  std::string reason;            // why native, for the log
   planner::Schedule schedule;
-  double predicted = 0;          // seconds under the cost model
+  double predicted = 0;               // seconds under the cost model (schedules only)
   bool rank_needs_workspace = false;  // this rank writes an accumulator it does not own
+  std::string name() const { return native ? "native" : schedule.algorithm; }
+};
+
+// What Canopy runs for one kind of call. With CANOPY_*_ALGO=auto the first calls
+// are trials: each candidate runs in turn (the model's best schedules and native
+// MPI), then the ranks agree on the fastest with one allreduce and keep it. The
+// number of calls and the agreement are identical on every rank.
+struct CachedPlan {
+  std::vector<Candidate> candidates;
+  int chosen = 0;          // the candidate to run once trials are over
+  int trial_calls = 0;     // calls that are trials (0: decided)
+  int calls = 0;           // calls made so far
+  std::vector<double> trial_seconds;  // [round][candidate], this rank's durations
+  std::string native_reason;          // why only native is possible, for the log
+
+  bool trialling() const { return calls < trial_calls; }
+  int current() const { return trialling() ? calls % static_cast<int>(candidates.size()) : chosen; }
 };
 
 // Identifies calls that get the same plan; every field is identical on all ranks.
@@ -77,7 +94,11 @@ class CommState {
   int size() const { return size_; }
 
   // The plan for `key`, made (and logged) on first use.
-  const CachedPlan& plan(const PlanKey& key);
+  CachedPlan& plan(const PlanKey& key);
+
+  // Records how long this rank took for the current call of `plan`; after the last
+  // trial, agrees with the other ranks on the winner (collective on comm()).
+  void finish_call(CachedPlan& plan, const PlanKey& key, double seconds);
 
   Workspace& workspace() { return workspace_; }
 

@@ -1,5 +1,7 @@
 #include "shim/runtime.h"
 
+#include <unistd.h>
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -33,6 +35,22 @@ bool settings_agree(std::uint64_t mine) {
   return max[0] == mine && max[1] == ~mine;  // the maximum of x and of ~x are both ours only if all equal
 }
 
+// Whether any node runs more ranks than it has online cores. MPICH busy-polls while
+// it waits, so there its collectives starve the ranks they wait for; its first calls
+// are still fast (shared-memory cells not yet full), so trials would mislead auto.
+bool any_node_oversubscribed() {
+  MPI_Comm node = MPI_COMM_NULL;
+  int local = 1;
+  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    PMPI_Comm_size(node, &local);
+    PMPI_Comm_free(&node);
+  }
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int mine = cores > 0 && local > cores ? 1 : 0, any = 0;
+  PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any != 0;
+}
+
 }  // namespace
 
 void initialize(int thread_level) {
@@ -54,6 +72,7 @@ void initialize(int thread_level) {
     return;
   }
   if (!rt.settings.enable) return;
+  rt.oversubscribed = any_node_oversubscribed();
   if (!rt.settings.schedule_log.empty()) {
     const std::string error = rt.schedule_log.open(rt.settings.schedule_log, rt.world_rank);
     if (!error.empty()) rt.log->error("{}", error);
@@ -65,10 +84,10 @@ void initialize(int thread_level) {
   }
   rt.active = true;
   if (lead)
-    rt.log->info("active: reduce={} bcast={} segment_bytes={} model {}", rt.settings.reduce_algorithm,
+    rt.log->info("active: reduce={} bcast={} segment_bytes={}{} model {}", rt.settings.reduce_algorithm,
                  rt.settings.bcast_algorithm,
                  rt.settings.segment_bytes < 0 ? std::string("auto") : std::to_string(rt.settings.segment_bytes),
-                 rt.model.spec());
+                 rt.oversubscribed ? " (oversubscribed: native MPI does not compete)" : "", rt.model.spec());
 }
 
 void finalize() {

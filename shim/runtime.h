@@ -23,6 +23,8 @@ struct Runtime {
   int world_rank = 0;
   int thread_level = MPI_THREAD_SINGLE;
   int keyval = MPI_KEYVAL_INVALID;  // attribute holding a communicator's CommState
+  // Some node runs more ranks than it has cores (agreed by all ranks at MPI_Init).
+  bool oversubscribed = false;
   std::shared_ptr<spdlog::logger> log;
   ScheduleLog schedule_log;
   std::atomic<long> intercepted{0};  // calls run with a Canopy schedule
