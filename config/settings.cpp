@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "planner/cost_model.h"
@@ -35,6 +36,37 @@ bool is_algorithm_choice(planner::Collective c, const std::string& v) {
 
 }  // namespace
 
+std::string resolve_model(const std::string& value, std::string& error) {
+  error.clear();
+  if (value.empty() || value == "default") return "";
+  if (value == "measure") return "measure";
+  std::string spec = value;
+  if (value.rfind("hockney:", 0) != 0 && value.rfind("overlap:", 0) != 0) {
+    // A file: its first line that is neither blank nor a # comment is the spec.
+    std::ifstream in(value);
+    if (!in) {
+      error = "no such model and no readable file of that name";
+      return "";
+    }
+    spec.clear();
+    for (std::string line; std::getline(in, line);) {
+      line.erase(0, line.find_first_not_of(" \t"));
+      line.erase(line.find_last_not_of(" \t\r") + 1);
+      if (!line.empty() && line[0] != '#') {
+        spec = line;
+        break;
+      }
+    }
+  }
+  try {
+    planner::parse_model(spec);
+  } catch (const std::invalid_argument& e) {
+    error = e.what();
+    return "";
+  }
+  return spec;
+}
+
 const std::vector<SettingSpec>& setting_specs() {
   static const std::vector<SettingSpec> specs = {
       {"CANOPY_ENABLE", "boolean", "1", "1, 0, true, false, on, off, yes, no",
@@ -50,8 +82,10 @@ const std::vector<SettingSpec>& setting_specs() {
       {"CANOPY_SCHEDULE_LOG", "path", "(none)", "a writable file path; %r expands to the world rank",
        "JSON lines, one per distinct schedule used; without %r only world rank 0 writes",
        "CANOPY_SCHEDULE_LOG=/tmp/canopy-%r.jsonl"},
-      {"CANOPY_MODEL", "model", "built-in", "hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,overlap=0|1]",
-       "Cost model the planner predicts with (seconds, seconds per byte)",
+      {"CANOPY_MODEL", "model", "default",
+       "default, measure, hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,overlap=0|1], or a file holding such a spec",
+       "Cost model the planner predicts with (seconds, seconds per byte); measure fits it at MPI_Init with a "
+       "ping-pong between ranks 0 and 1 and a MPI_Reduce_local timing, shared by rank 0",
        "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,duplex=full,overlap=1"},
       {"CANOPY_AUTO_TRIALS", "integer", "2", "an integer from 0 to 100",
        "With auto: measured rounds (after one warm-up round) over the model's two best schedules and "
@@ -128,13 +162,13 @@ ParseResult parse_settings(const Environment& env) {
   }
   if (const auto* v = find("CANOPY_SCHEDULE_LOG")) s.schedule_log = *v;
   if (const auto* v = find("CANOPY_MODEL")) {
-    try {
-      planner::parse_model(*v);
-      s.model = *v;
-    } catch (const std::invalid_argument& e) {
+    std::string error;
+    s.model = resolve_model(*v, error);
+    if (!error.empty()) {
       s.reduce_algorithm = s.bcast_algorithm = "native";
-      out.errors.push_back("CANOPY_MODEL='" + *v + "' is not valid: " + e.what() +
-                           "; native MPI_Reduce and MPI_Bcast run");
+      out.errors.push_back("CANOPY_MODEL='" + *v + "' is not valid: " + error +
+                           " (allowed: default, measure, a model spec, or a file holding one); "
+                           "native MPI_Reduce and MPI_Bcast run");
     }
   }
   for (const auto& [name, value] : env) {

@@ -17,7 +17,7 @@ struct Settings {
   std::int64_t segment_bytes = -1;     // CANOPY_SEGMENT_BYTES: -1 lets the planner choose
   std::string log_level = "warn";      // CANOPY_LOG_LEVEL: spdlog level name
   std::string schedule_log;            // CANOPY_SCHEDULE_LOG: path, %r expands to the rank
-  std::string model;                   // CANOPY_MODEL: cost model spec; empty = built-in
+  std::string model;                   // CANOPY_MODEL: a model spec, "measure", or empty = built-in
   int auto_trials = 2;                 // CANOPY_AUTO_TRIALS: measured rounds per new call kind
 };
 
@@ -47,6 +47,11 @@ using Environment = std::map<std::string, std::string>;
 // the safe behaviour the error line announces (a bad algorithm, segment size or model
 // makes the collectives it affects use native MPI; a bad log level keeps "warn").
 ParseResult parse_settings(const Environment& env);
+
+// A CANOPY_MODEL value as the runtime uses it: "" for the built-in model, "measure",
+// or a validated model spec (read from the file when the value names one). Sets
+// `error` when the value is none of these.
+std::string resolve_model(const std::string& value, std::string& error);
 
 // The CANOPY_* variables of the process environment.
 Environment process_environment();

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "shim/comm_state.h"
+#include "shim/model_probe.h"
 
 namespace canopy::shim {
 
@@ -66,13 +67,15 @@ void initialize(int thread_level) {
     for (const auto& e : parsed.errors) rt.log->error("{}", e);
     for (const auto& w : parsed.warnings) rt.log->warn("{}", w);
   }
-  rt.model = rt.settings.model.empty() ? planner::default_model() : planner::parse_model(rt.settings.model);
   if (!settings_agree(config::fingerprint(env))) {
     if (lead) rt.log->error("CANOPY_* settings differ between ranks; Canopy is disabled and native MPI runs");
     return;
   }
   if (!rt.settings.enable) return;
   rt.oversubscribed = any_node_oversubscribed();
+  // Only after the ranks agree on the settings: measuring is collective.
+  if (rt.settings.model == "measure") rt.model = measure_model();
+  else rt.model = rt.settings.model.empty() ? planner::default_model() : planner::parse_model(rt.settings.model);
   if (!rt.settings.schedule_log.empty()) {
     const std::string error = rt.schedule_log.open(rt.settings.schedule_log, rt.world_rank);
     if (!error.empty()) rt.log->error("{}", error);

@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "config/settings.h"
 #include "planner/registry.h"
 
@@ -62,7 +66,7 @@ TEST_CASE("settings: a bad value gives one clear error and a safe fallback", "[c
       {"CANOPY_SEGMENT_BYTES", "12kb", "auto, or an integer >= 0"},
       {"CANOPY_LOG_LEVEL", "loud", "trace, debug, info"},
       {"CANOPY_MODEL", "hockney:alpha=x", "non-negative number"},
-      {"CANOPY_MODEL", "telepathy", "hockney:alpha=A"},
+      {"CANOPY_MODEL", "telepathy", "default, measure, a model spec"},
   };
   for (const Case& c : cases) {
     INFO(c.var << "=" << c.value);
@@ -112,4 +116,29 @@ TEST_CASE("settings: the table lists every setting with default, allowed values 
     CHECK(table.find(s.allowed) != std::string::npos);
     CHECK(table.find(s.example) != std::string::npos);
   }
+}
+
+TEST_CASE("settings: CANOPY_MODEL takes default, measure, a spec or a file", "[config]") {
+  CHECK(parse_settings({{"CANOPY_MODEL", "default"}}).settings.model.empty());
+  CHECK(parse_settings({{"CANOPY_MODEL", "measure"}}).settings.model == "measure");
+  CHECK(parse_settings({{"CANOPY_MODEL", "overlap:d=1,c=2"}}).settings.model == "overlap:d=1,c=2");
+
+  char path[] = "/tmp/canopy-model-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const std::string text = "# fitted on node42\n\n  hockney:alpha=3e-6,beta=2e-10,gamma=1e-10  \n";
+  REQUIRE(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  close(fd);
+  const auto from_file = parse_settings({{"CANOPY_MODEL", path}});
+  CHECK(from_file.errors.empty());
+  CHECK(from_file.settings.model == "hockney:alpha=3e-6,beta=2e-10,gamma=1e-10");
+
+  std::FILE* f = std::fopen(path, "w");
+  std::fputs("hockney:alpha=fast\n", f);
+  std::fclose(f);
+  const auto bad_file = parse_settings({{"CANOPY_MODEL", path}});
+  REQUIRE(bad_file.errors.size() == 1);
+  CHECK(bad_file.errors[0].find("alpha='fast'") != std::string::npos);
+  CHECK(bad_file.settings.reduce_algorithm == "native");
+  std::remove(path);
 }
