@@ -79,7 +79,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "Pipeline segment size; auto lets the planner choose per message size", "CANOPY_SEGMENT_BYTES=65536"},
       {"CANOPY_LOG_LEVEL", "level", "warn", join({std::begin(kLogLevels), std::end(kLogLevels)}),
        "What Canopy prints to stderr; info shows every new schedule", "CANOPY_LOG_LEVEL=info"},
-      {"CANOPY_SCHEDULE_LOG", "path", "(none)", "a writable file path; %r expands to the world rank",
+      {"CANOPY_SCHEDULE_LOG", "path", "none", "a writable file path; %r expands to the world rank",
        "JSON lines, one per distinct schedule used; without %r only world rank 0 writes",
        "CANOPY_SCHEDULE_LOG=/tmp/canopy-%r.jsonl"},
       {"CANOPY_MODEL", "model", "default",
