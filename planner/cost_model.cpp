@@ -68,7 +68,7 @@ double parse_number(const std::string& key, const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || !std::isfinite(v) || v < 0)
+  if (text.empty() || used != text.size() || !std::isfinite(v) || v < 0)
     throw std::invalid_argument("model parameter " + key + "='" + text +
                                 "' is not a non-negative number");
   return v;

@@ -1,5 +1,7 @@
 #include "planner/schedule_json.h"
 
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 namespace canopy::planner {
@@ -27,6 +29,11 @@ json step_to_json(const Step& s) {
 
 int as_int(const json& j, const std::string& what) {
   if (!j.is_number_integer()) bad(what + " must be an integer");
+  const bool fits = j.is_number_unsigned()
+                        ? j.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<int>::max())
+                        : j.get<std::int64_t>() >= std::numeric_limits<int>::min() &&
+                              j.get<std::int64_t>() <= std::numeric_limits<int>::max();
+  if (!fits) bad(what + " " + j.dump() + " is out of range");
   return j.get<int>();
 }
 

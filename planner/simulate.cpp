@@ -151,6 +151,7 @@ class EventRun {
       in.queue.pop_front();
       wake(to.rank);  // the data it waits for is there, and its port moved on
       wake_sender_of_head(to.rank, in);
+      wake_sender_of_head(r, out);  // half duplex: r's port may now serve a receive
       progress = true;
     }
     return progress;

@@ -65,6 +65,10 @@ Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::str
   if (tree.size() != p.nranks) throw PlanError("tree size differs from the communicator");
   const int nseg = static_cast<int>(s.segments.size());
   const bool prefetch = p.model.duplex == Duplex::Full;
+  // Langou's unidirectional model (half duplex, no overlap): computation holds the only
+  // port, so a rank receives each operand just before combining it; posting every
+  // receive first would make it wait for the last operand before its first reduction.
+  const bool interleave = !prefetch && !p.model.overlap;
   for (int r = 0; r < p.nranks; ++r) {
     auto& out = s.steps[r];
     const auto& kids = tree.children[r];
@@ -84,9 +88,13 @@ Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::str
     if (prefetch && nseg > 0) post_receives(0);
     for (int j = 0; j < nseg; ++j) {
       if (prefetch && j + 1 < nseg) post_receives(j + 1);
-      if (!prefetch) post_receives(j);
+      if (!prefetch && !interleave) post_receives(j);
+      if (interleave && k > 0) out.push_back(Step::recv_into_slot(kids[0], j, slot(0, j)));
       out.push_back(Step::copy(j));
-      for (int i = 0; i < k; ++i) out.push_back(Step::reduce(j, slot(i, j), kids[i] < r));
+      for (int i = 0; i < k; ++i) {
+        if (interleave && i > 0) out.push_back(Step::recv_into_slot(kids[i], j, slot(i, j)));
+        out.push_back(Step::reduce(j, slot(i, j), kids[i] < r));
+      }
       if (!tree_root) out.push_back(Step::send(tree.parent[r], j, Buffer::Accumulator));
     }
   }

@@ -31,9 +31,10 @@ Tree tree_from_parents(int root, const std::vector<int>& parent, const std::vect
 // combines them into its accumulator and sends the result to its parent. With a
 // full-duplex model it already receives segment k+1 while combining segment k (two
 // slots per child); half duplex, it receives only after forwarding, as Langou's
-// pipeline does. A child below the rank's own number is the left operand, so a tree
-// whose subtrees are contiguous rank ranges keeps canonical order (the validator
-// checks it). If tree.root differs from problem.root, the tree's root forwards the
+// pipeline does, and without overlap it receives each child's operand just before
+// combining it (Langou's unidirectional model). A child below the rank's own number
+// is the left operand, so a tree whose subtrees are contiguous rank ranges keeps
+// canonical order (the validator checks it). If tree.root differs from problem.root, the tree's root forwards the
 // result to problem.root: that is how rank-ordered trees serve any root.
 Schedule tree_reduce_schedule(const Problem& problem, const Tree& tree, const std::string& algorithm);
 

@@ -1,0 +1,117 @@
+// Cost models: the Hockney / alpha-beta-gamma model of 001 (Langou) and the (d, c)
+// overlap model of 000 (Canon & Antoniu), their text specs and the parser.
+#include <catch2/catch.hpp>
+
+#include <limits>
+#include <stdexcept>
+
+#include "planner/cost_model.h"
+
+using namespace canopy::planner;
+
+namespace {
+
+void check_same(const CostModel& a, const CostModel& b) {
+  CHECK(a.kind == b.kind);
+  CHECK(a.alpha == b.alpha);
+  CHECK(a.beta == b.beta);
+  CHECK(a.gamma == b.gamma);
+  CHECK(a.reduce_fixed == b.reduce_fixed);
+  CHECK(a.copy_per_byte == b.copy_per_byte);
+  CHECK(a.duplex == b.duplex);
+  CHECK(a.overlap == b.overlap);
+}
+
+// parse_model must throw std::invalid_argument whose message contains every needle.
+void check_bad_spec(const std::string& spec, const std::vector<std::string>& needles) {
+  CAPTURE(spec);
+  try {
+    parse_model(spec);
+    FAIL_CHECK("parse_model accepted it");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    for (const auto& needle : needles) {
+      CAPTURE(needle);
+      CHECK(what.find(needle) != std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Cost model: Langou's alpha + beta m and gamma m, and the (d, c) model as its special case "
+          "alpha = d, beta = 0, c per reduction",
+          "[cost_model]") {
+  const CostModel h = hockney_model(2, 0.5, 0.25);
+  CHECK(h.transfer(8) == 2 + 0.5 * 8);
+  CHECK(h.reduce(8) == 0.25 * 8);
+  CHECK(h.copy(8) == 0);
+  CHECK(h.duplex == Duplex::Half);  // unidirectional
+  CHECK_FALSE(h.overlap);           // no computation during communication
+
+  const CostModel dc = overlap_model(3, 5);
+  for (std::int64_t bytes : {0, 1, 1000}) {
+    CHECK(dc.transfer(bytes) == 3);  // d, whatever the size
+    CHECK(dc.reduce(bytes) == 5);    // c
+  }
+  CHECK(dc.duplex == Duplex::Half);  // one transfer at a time (one-port)
+  CHECK(dc.overlap);                 // transfers overlap computations
+}
+
+TEST_CASE("Cost model: parse_model(spec()) gives the model back", "[cost_model]") {
+  std::vector<CostModel> models = {default_model(), hockney_model(2e-6, 1e-10, 1e-10), hockney_model(0, 0, 0),
+                                   hockney_model(1.0 / 3, 0.1, 1e-300), overlap_model(1, 2),
+                                   overlap_model(0.1, 1.0 / 7), overlap_model(0, 0)};
+  CostModel tuned = hockney_model(5e-7, 3.3e-11, 2.2e-11);
+  tuned.copy_per_byte = 1.7e-11;
+  tuned.duplex = Duplex::Full;
+  models.push_back(tuned);
+  tuned.overlap = true;
+  tuned.duplex = Duplex::Half;
+  models.push_back(tuned);
+  for (const CostModel& m : models) {
+    CAPTURE(m.spec());
+    const CostModel back = parse_model(m.spec());
+    check_same(back, m);
+    CHECK(back.spec() == m.spec());
+  }
+}
+
+TEST_CASE("Cost model: parse_model reads the documented forms and defaults", "[cost_model]") {
+  const CostModel h = parse_model("hockney:alpha=2,beta=0.5");
+  check_same(h, hockney_model(2, 0.5, 0));
+  const CostModel full = parse_model("hockney:duplex=full,overlap=1,gamma=1e-9,beta=1e-10,alpha=1e-6,copy=2e-10");
+  CHECK(full.alpha == 1e-6);
+  CHECK(full.beta == 1e-10);
+  CHECK(full.gamma == 1e-9);
+  CHECK(full.copy_per_byte == 2e-10);
+  CHECK(full.duplex == Duplex::Full);
+  CHECK(full.overlap);
+  check_same(parse_model("overlap:c=2,d=1"), overlap_model(1, 2));
+}
+
+TEST_CASE("Cost model: a bad spec throws std::invalid_argument naming the bad key or value",
+          "[cost_model]") {
+  check_bad_spec("logp:L=1,o=2,g=3", {"logp", "hockney", "overlap"});
+  check_bad_spec("", {"allowed"});
+  check_bad_spec("hockney:beta=1", {"alpha"});
+  check_bad_spec("hockney:alpha=1", {"beta"});
+  check_bad_spec("overlap:d=1", {"c=VALUE"});
+  check_bad_spec("overlap:c=1", {"d=VALUE"});
+  check_bad_spec("hockney:alpha=fast,beta=1", {"alpha", "fast"});
+  check_bad_spec("hockney:alpha=1,beta=-2", {"beta", "-2"});
+  check_bad_spec("hockney:alpha=1,beta=2x", {"beta", "2x"});
+  check_bad_spec("hockney:alpha=1,beta=", {"beta"});
+  check_bad_spec("hockney:alpha=inf,beta=1", {"alpha", "inf"});
+  check_bad_spec("hockney:alpha=nan,beta=1", {"alpha", "nan"});
+  check_bad_spec("hockney:alpha=1e999,beta=1", {"alpha", "1e999"});
+  check_bad_spec("hockney:alpha=1,beta=1,duplex=quarter", {"duplex", "quarter", "half", "full"});
+  check_bad_spec("hockney:alpha=1,beta=1,overlap=yes", {"overlap", "yes"});
+  check_bad_spec("hockney:alpha=1,beta=1,delta=3", {"delta"});
+  check_bad_spec("overlap:d=1,c=2,duplex=full", {"duplex"});
+  check_bad_spec("hockney:alpha=1,beta", {"beta", "key=value"});
+  check_bad_spec("hockney:alpha=1,,beta=2", {"key=value"});
+  check_bad_spec("hockney:=1,alpha=1,beta=2", {"=1", "key=value"});
+  check_bad_spec("overlap:d=1,c=0.5.5", {"c", "0.5.5"});
+}

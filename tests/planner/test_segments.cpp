@@ -1,0 +1,75 @@
+// Pipeline segmentation (001, Langou: "the message m can be split into q segments of
+// size s", uniform segmentation s_i = s): the layout covers the message exactly.
+#include <catch2/catch.hpp>
+
+#include "planner/segments.h"
+
+using namespace canopy::planner;
+
+namespace {
+
+// Contiguous, non-empty, covering 0..count-1, within the executor's limits.
+void check_layout(const std::vector<Segment>& segs, std::int64_t count) {
+  std::int64_t next = 0;
+  for (const Segment& s : segs) {
+    REQUIRE(s.first == next);
+    REQUIRE(s.count >= 1);
+    REQUIRE(s.count <= kMaxSegmentCount);
+    next += s.count;
+  }
+  CHECK(next == count);
+  CHECK(static_cast<std::int64_t>(segs.size()) <= kMaxSegments);
+}
+
+}  // namespace
+
+TEST_CASE("Segments: count 0 gives no segment, whatever the segment size", "[segments]") {
+  for (std::int64_t seg : {-1, 0, 1, 4, 1 << 20}) CHECK(uniform_segments(0, 4, seg).empty());
+}
+
+TEST_CASE("Segments: uniform segmentation s_i = s (Langou 001) covers the count exactly, only the "
+          "last segment shorter",
+          "[segments]") {
+  for (std::int64_t count : {1, 2, 7, 100, 1000, 4099})
+    for (std::int64_t element_bytes : {1, 4, 8, 24})
+      for (std::int64_t seg_bytes : {-5, 0, 1, 3, 4, 8, 12, 100, 4096, 1 << 30}) {
+        CAPTURE(count, element_bytes, seg_bytes);
+        const auto segs = uniform_segments(count, element_bytes, seg_bytes);
+        check_layout(segs, count);
+        const std::int64_t bytes = count * element_bytes;
+        if (seg_bytes <= 0 || seg_bytes >= bytes) {
+          CHECK(segs.size() == 1u);
+          continue;
+        }
+        // Whole elements, at least one: per = max(1, floor(seg_bytes / element_bytes)).
+        const std::int64_t per = std::max<std::int64_t>(1, seg_bytes / element_bytes);
+        CHECK(static_cast<std::int64_t>(segs.size()) == (count + per - 1) / per);
+        for (std::size_t k = 0; k + 1 < segs.size(); ++k) CHECK(segs[k].count == per);
+        CHECK(segs.back().count == count - per * (static_cast<std::int64_t>(segs.size()) - 1));
+      }
+}
+
+TEST_CASE("Segments: never more than kMaxSegments (the executor's tag space); segments grow instead",
+          "[segments]") {
+  for (std::int64_t count : {kMaxSegments - 1, kMaxSegments, kMaxSegments + 1, 2 * kMaxSegments + 5,
+                             std::int64_t{1} << 33}) {
+    CAPTURE(count);
+    const auto segs = uniform_segments(count, 1, 1);  // asks for one element per segment
+    check_layout(segs, count);
+    if (count <= kMaxSegments) {
+      CHECK(static_cast<std::int64_t>(segs.size()) == count);
+    } else {
+      // The smallest equal size that fits: ceil(count / kMaxSegments) elements.
+      const std::int64_t per = (count + kMaxSegments - 1) / kMaxSegments;
+      CHECK(segs.front().count == per);
+      CHECK(static_cast<std::int64_t>(segs.size()) == (count + per - 1) / per);
+    }
+  }
+}
+
+TEST_CASE("Segments: a single segment of more than kMaxSegmentCount elements is split", "[segments]") {
+  const std::int64_t count = 3 * kMaxSegmentCount + 7;
+  const auto segs = uniform_segments(count, 1, 0);
+  check_layout(segs, count);
+  CHECK(segs.size() == 4u);
+}

@@ -1,0 +1,166 @@
+// Selection: from a problem and a request to a validated, priced schedule.
+#include <catch2/catch.hpp>
+
+#include "planner/cost_model.h"
+#include "planner/registry.h"
+#include "planner/segments.h"
+#include "planner/select.h"
+#include "support.h"
+
+using namespace canopy::planner;
+using namespace canopy::planner::testing;
+
+TEST_CASE("Select: every algorithm is registered under one token, for its collective", "[select]") {
+  for (Collective c : {Collective::Reduce, Collective::Bcast}) {
+    const auto names = algorithm_names(c);
+    CHECK_FALSE(names.empty());
+    CHECK(std::find(names.begin(), names.end(), "binomial") != names.end());
+    for (const auto& name : names) {
+      CAPTURE(name);
+      CHECK(name.find_first_of(" \t,=:") == std::string::npos);
+      const Algorithm* a = find_algorithm(c, name);
+      REQUIRE(a != nullptr);
+      CHECK(a->collective == c);
+      CHECK(a->name == name);
+    }
+    CHECK(find_algorithm(c, "auto") == nullptr);
+    CHECK(find_algorithm(c, "no-such-algorithm") == nullptr);
+  }
+}
+
+TEST_CASE("Select: make_plan with \"binomial\" and \"auto\" returns a validated schedule priced by the "
+          "simulator",
+          "[select]") {
+  for (const CostModel& model : {default_model(), hockney_model(3e-6, 1e-9, 5e-10), overlap_model(1, 2)})
+    for (Collective c : {Collective::Reduce, Collective::Bcast})
+      for (bool commutative : {true, false}) {
+        if (c == Collective::Bcast && !commutative) continue;
+        for (int p : {1, 2, 5, 16, 17})
+          for (std::int64_t count : {0, 1, 3000, 100000})
+            for (const char* algo : {"binomial", "auto"}) {
+              const int root = p / 2;
+              Problem problem = make_problem(c, p, root, count, 4, commutative, 0, model);
+              Request request;
+              request.algorithm = algo;
+              CAPTURE(algo, model.spec(), p, count, commutative);
+              const Plan plan = make_plan(problem, request);
+              check_valid(plan.schedule);
+              CHECK(plan.schedule.collective == c);
+              CHECK(plan.schedule.nranks == p);
+              CHECK(plan.schedule.root == root);
+              CHECK(plan.schedule.count == count);
+              CHECK(plan.schedule.commutative == commutative);
+              const Simulation sim = simulate(plan.schedule, model);
+              REQUIRE(sim.ok);
+              CHECK(plan.predicted == sim.makespan);
+              if (std::string(algo) == "binomial") CHECK(plan.schedule.algorithm == "binomial");
+              // "auto" keeps the fastest candidate: no registered algorithm at any
+              // candidate segment size simulates faster.
+              if (std::string(algo) == "auto")
+                for (const auto& name : algorithm_names(c))
+                  for (std::int64_t seg : segment_candidates(problem.bytes())) {
+                    problem.segment_bytes = seg;
+                    const Simulation other = simulate(plan_with(name.c_str(), problem), model);
+                    if (other.ok) CHECK(plan.predicted <= other.makespan);
+                  }
+            }
+      }
+}
+
+TEST_CASE("Select: an unknown algorithm or an unplannable problem throws PlanError", "[select]") {
+  Problem problem = make_problem(Collective::Reduce, 4, 0, 10, 4, true, 0, default_model());
+  Request request;
+  request.algorithm = "no-such-algorithm";
+  CHECK_THROWS_AS(make_plan(problem, request), PlanError);
+  CHECK_THROWS_WITH(make_plan(problem, request), Catch::Contains("no-such-algorithm"));
+  request.algorithm = "";
+  CHECK_THROWS_AS(make_plan(problem, request), PlanError);
+
+  request.algorithm = "auto";
+  Problem bad = problem;
+  bad.nranks = 0;
+  CHECK_THROWS_AS(make_plan(bad, request), PlanError);
+  bad = problem;
+  bad.root = 4;
+  CHECK_THROWS_AS(make_plan(bad, request), PlanError);
+  bad = problem;
+  bad.count = -1;
+  CHECK_THROWS_AS(make_plan(bad, request), PlanError);
+  bad = problem;
+  bad.element_bytes = 0;
+  CHECK_THROWS_AS(make_plan(bad, request), PlanError);
+  bad = problem;
+  bad.collective = Collective::Bcast;
+  bad.commutative = false;
+  CHECK_THROWS_AS(make_plan(bad, request), PlanError);
+}
+
+TEST_CASE("Select: a forced segment size is the one the layout uses", "[select]") {
+  for (const char* algo : {"binomial", "auto"})
+    for (Collective c : {Collective::Reduce, Collective::Bcast})
+      for (std::int64_t seg_bytes : {0, 4, 400, 1000, 4096, 1 << 20}) {
+        CAPTURE(algo, seg_bytes);
+        const std::int64_t count = 10000, element_bytes = 4;
+        const Problem problem = make_problem(c, 8, 3, count, element_bytes, true, 0, default_model());
+        Request request;
+        request.algorithm = algo;
+        request.segment_bytes = seg_bytes;
+        const Plan plan = make_plan(problem, request);
+        check_valid(plan.schedule);
+        const auto expected = uniform_segments(count, element_bytes, seg_bytes);
+        REQUIRE(plan.schedule.segments.size() == expected.size());
+        for (std::size_t k = 0; k < expected.size(); ++k) {
+          CHECK(plan.schedule.segments[k].first == expected[k].first);
+          CHECK(plan.schedule.segments[k].count == expected[k].count);
+        }
+        if (seg_bytes > 0 && seg_bytes < count * element_bytes)
+          CHECK(plan.schedule.segment_bytes(0) == seg_bytes);
+        else
+          CHECK(plan.schedule.segments.size() == 1u);
+      }
+}
+
+TEST_CASE("Select: segment candidates are the whole message and powers of two from 4 KiB, at most "
+          "256 segments each",
+          "[select]") {
+  for (std::int64_t bytes : {0, 1, 4096, 4097, 65536, 1 << 20, 1 << 24, (1 << 30) + 3}) {
+    CAPTURE(bytes);
+    const auto c = segment_candidates(bytes);
+    REQUIRE_FALSE(c.empty());
+    CHECK(c.front() == 0);
+    for (std::size_t i = 1; i < c.size(); ++i) {
+      CHECK(c[i] >= 4096);
+      CHECK((c[i] & (c[i] - 1)) == 0);
+      CHECK(c[i] < bytes);
+      CHECK((bytes + c[i] - 1) / c[i] <= 256);
+      if (i > 1) CHECK(c[i] == 2 * c[i - 1]);
+    }
+    // Every power of two in range that fits is there.
+    std::size_t expected = 1;
+    for (std::int64_t s = 4096; s < bytes; s *= 2)
+      if ((bytes + s - 1) / s <= 256) ++expected;
+    CHECK(c.size() == expected);
+  }
+}
+
+TEST_CASE("Select: rank_plans lists each algorithm once at its best segment size, cheapest first, "
+          "and make_plan returns the first",
+          "[select]") {
+  for (const CostModel& model : {default_model(), hockney_model(3e-6, 1e-9, 5e-10)})
+    for (Collective c : {Collective::Reduce, Collective::Bcast}) {
+      const Problem problem = make_problem(c, 12, 5, 50000, 4, true, 0, model);
+      const std::vector<Plan> ranked = rank_plans(problem, Request{});
+      REQUIRE_FALSE(ranked.empty());
+      CHECK(ranked.size() == algorithm_names(c).size());
+      for (std::size_t i = 0; i < ranked.size(); ++i) {
+        CAPTURE(i, ranked[i].schedule.algorithm);
+        if (i > 0) CHECK(ranked[i - 1].predicted <= ranked[i].predicted);
+        for (std::size_t j = 0; j < i; ++j) CHECK(ranked[j].schedule.algorithm != ranked[i].schedule.algorithm);
+        CHECK(ranked[i].predicted == simulate(ranked[i].schedule, model).makespan);
+      }
+      const Plan best = make_plan(problem, Request{});
+      CHECK(best.schedule.algorithm == ranked.front().schedule.algorithm);
+      CHECK(best.predicted == ranked.front().predicted);
+      CHECK(best.schedule.segments.size() == ranked.front().schedule.segments.size());
+    }
+}
