@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# each_algorithm.sh CANOPY_INFO MPIEXEC NP PROGRAM [ARGS...]
+# Runs PROGRAM once per registered algorithm, with CANOPY_REDUCE_ALGO and
+# CANOPY_BCAST_ALGO forcing it (the other collective stays on auto when the name
+# exists for one only), so every algorithm the planner offers is checked for results
+# in the shim. The list comes from canopy-info, so a new algorithm is covered at once.
+set -euo pipefail
+info=$1 mpiexec=$2 np=$3
+shift 3
+status=0
+while read -r collective name _; do
+  name=${name%:}
+  var=CANOPY_REDUCE_ALGO
+  [ "$collective" = bcast ] && var=CANOPY_BCAST_ALGO
+  echo "== $var=$name"
+  if ! env "$var=$name" "$mpiexec" -n "$np" "$@"; then
+    echo "each_algorithm: FAILED with $var=$name" >&2
+    status=1
+  fi
+done < <("$info" --list-algorithms | sed 's/^ *//')
+exit $status
