@@ -7,9 +7,9 @@
 // K <= floor(n/2) (Corollary 11 as its proof's construction counts; see
 // canon::limited_bound). Transfer dates follow Proposition 3, as in Algorithm 1.
 //
-// Algorithm 1 with one change (line 7): only the first K machines inserted may
-// serve a new one, so only they ever receive and reduce; the others just send their
-// element, as mappers do. K = n is Algorithm 1. The limit is a property of the tree,
+// Algorithm 1 with one change (line 7): only the first K machines inserted (the
+// sink among them, since it reduces too) may serve a new one, so only they ever
+// receive and reduce; the others just send their element, as mappers do. K = n is Algorithm 1. The limit is a property of the tree,
 // so the schedule the executor runs keeps it, and its simulated length is the
 // algorithm's. It also never has more than K transfers in flight: every transfer
 // has its own receiver, and receivers are reducers.

@@ -10,8 +10,9 @@
 // As in Algorithm 1 time runs backwards from the sink, but transfer dates are kept:
 // t_i is the reversed date at which the transfer to machine i ends. Line 8 delays
 // it until the transfer K places earlier has ended; the dates never decrease, so
-// that keeps at most K in flight. Line 10 lets M compute again once its computation
-// is over and, d later, its next transfer can follow this one.
+// that keeps at most K in flight. Line 10: M computes again once this computation
+// is over, and late enough that the transfer following that computation starts
+// after this one has ended (s_M + c >= t_i).
 //
 // Readings of the printed algorithm, each checked by the tests:
 //  * Line 8's t_{i-K} is 0 when i - K <= 1: there is no such transfer (the text's
