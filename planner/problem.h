@@ -20,6 +20,12 @@ struct Problem {
   std::int64_t element_bytes = 1;  // size of one element
   bool commutative = true;         // false: operands must combine in rank order
   std::int64_t segment_bytes = 0;  // pipeline segment size; 0 = one segment
+  // The K of the limited variants of 000_*.txt Section 6: the most concurrent
+  // transfers (greedy-transfers, Algorithm 2) or the most reducing ranks
+  // (greedy-reducers, Algorithm 3). 0 means no limit beyond the model's own:
+  // floor(nranks/2) transfers (one port per rank), nranks reducers. Values above
+  // those are clamped to them; other algorithms ignore the field.
+  int limit = 0;
   CostModel model = default_model();
 
   std::int64_t bytes() const { return count * element_bytes; }

@@ -5,12 +5,27 @@ namespace canopy::planner {
 // One declaration and one table row per algorithm; each lives in algorithms/NAME.cpp.
 Schedule plan_binomial_reduce(const Problem&);
 Schedule plan_binomial_bcast(const Problem&);
+Schedule plan_greedy_reduce(const Problem&);
+Schedule plan_greedy_transfers_reduce(const Problem&);
+Schedule plan_greedy_reducers_reduce(const Problem&);
+Schedule plan_binomial_strategy_reduce(const Problem&);
+Schedule plan_fibonacci_strategy_reduce(const Problem&);
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
       {"binomial", Collective::Reduce, plan_binomial_reduce,
        "binomial tree, ceil(log2 p) rounds; rank-ordered for non-commutative ops"},
       {"binomial", Collective::Bcast, plan_binomial_bcast, "binomial tree, ceil(log2 p) rounds"},
+      {"greedy", Collective::Reduce, plan_greedy_reduce,
+       "Canon & Antoniu Algorithm 1: optimal tree when transfers overlap reductions"},
+      {"greedy-transfers", Collective::Reduce, plan_greedy_transfers_reduce,
+       "Canon & Antoniu Algorithm 2: tree optimal for at most `limit` concurrent transfers"},
+      {"greedy-reducers", Collective::Reduce, plan_greedy_reducers_reduce,
+       "Canon & Antoniu Algorithm 3: optimal tree with at most `limit` reducing ranks"},
+      {"binomial-strategy", Collective::Reduce, plan_binomial_strategy_reduce,
+       "Algorithm 1 as if min(d,c)=0 (binomial trees), pipelined; within 2x of optimal"},
+      {"fibonacci-strategy", Collective::Reduce, plan_fibonacci_strategy_reduce,
+       "Algorithm 1 as if d=c (Fibonacci trees), pipelined; within 2x of optimal"},
   };
   return table;
 }
