@@ -1,5 +1,7 @@
 #include "planner/problem.h"
 
+#include "planner/segments.h"
+
 namespace canopy::planner {
 
 void check_problem(const Problem& p) {
@@ -10,6 +12,7 @@ void check_problem(const Problem& p) {
   if (p.element_bytes < 1) throw PlanError("element size must be positive");
   if (p.collective == Collective::Bcast && !p.commutative)
     throw PlanError("a broadcast has no operation to be non-commutative");
+  if (!p.segment_counts.empty()) problem_segments(p);  // throws on a layout that does not fit
 }
 
 }  // namespace canopy::planner

@@ -23,6 +23,11 @@ struct Tree {
   void check() const;
 };
 
+// The frame every algorithm fills: the problem's fields, the segment layout of
+// problem_segments() (uniform, or the problem's explicit nonuniform layout), and no
+// steps or slots yet. Throws PlanError for a problem check_problem rejects.
+Schedule blank_schedule(const Problem& problem, const std::string& algorithm);
+
 // Builds a tree from parent links; each rank's children are listed in `order`
 // (ranks earlier in `order` come first).
 Tree tree_from_parents(int root, const std::vector<int>& parent, const std::vector<int>& order);
