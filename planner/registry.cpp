@@ -5,12 +5,26 @@ namespace canopy::planner {
 // One declaration and one table row per algorithm; each lives in algorithms/NAME.cpp.
 Schedule plan_binomial_reduce(const Problem&);
 Schedule plan_binomial_bcast(const Problem&);
+Schedule plan_flat_reduce(const Problem&);
+Schedule plan_flat_bcast(const Problem&);
+Schedule plan_chain_reduce(const Problem&);
+Schedule plan_chain_bcast(const Problem&);
+Schedule plan_binary_reduce(const Problem&);
+Schedule plan_binary_bcast(const Problem&);
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
       {"binomial", Collective::Reduce, plan_binomial_reduce,
        "binomial tree, ceil(log2 p) rounds; rank-ordered for non-commutative ops"},
+      {"flat", Collective::Reduce, plan_flat_reduce, "the root combines every operand itself; rank-ordered"},
+      {"chain", Collective::Reduce, plan_chain_reduce,
+       "pipeline along the ranks, segment after segment; rank-ordered for non-commutative ops"},
+      {"binary", Collective::Reduce, plan_binary_reduce,
+       "complete binary tree, pipelined; rank-ordered for non-commutative ops"},
       {"binomial", Collective::Bcast, plan_binomial_bcast, "binomial tree, ceil(log2 p) rounds"},
+      {"flat", Collective::Bcast, plan_flat_bcast, "the root sends to every rank itself"},
+      {"chain", Collective::Bcast, plan_chain_bcast, "pipeline along the ranks from the root"},
+      {"binary", Collective::Bcast, plan_binary_bcast, "complete binary tree, pipelined"},
   };
   return table;
 }
