@@ -11,6 +11,8 @@ Schedule plan_chain_reduce(const Problem&);
 Schedule plan_chain_bcast(const Problem&);
 Schedule plan_binary_reduce(const Problem&);
 Schedule plan_binary_bcast(const Problem&);
+Schedule plan_greedy_segmented_reduce(const Problem&);
+Schedule plan_greedy_bidirectional_reduce(const Problem&);
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
@@ -21,6 +23,10 @@ const std::vector<Algorithm>& algorithms() {
        "pipeline along the ranks, segment after segment; rank-ordered for non-commutative ops"},
       {"binary", Collective::Reduce, plan_binary_reduce,
        "complete binary tree, pipelined; rank-ordered for non-commutative ops"},
+      {"greedy-segmented", Collective::Reduce, plan_greedy_segmented_reduce,
+       "Langou's unidirectional greedy: a tree per segment; commutative ops only"},
+      {"greedy-bidirectional", Collective::Reduce, plan_greedy_bidirectional_reduce,
+       "Langou's greedy for full-duplex ranks: a tree per segment; commutative ops only"},
       {"binomial", Collective::Bcast, plan_binomial_bcast, "binomial tree, ceil(log2 p) rounds"},
       {"flat", Collective::Bcast, plan_flat_bcast, "the root sends to every rank itself"},
       {"chain", Collective::Bcast, plan_chain_bcast, "pipeline along the ranks from the root"},
