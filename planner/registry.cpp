@@ -13,6 +13,7 @@ Schedule plan_binary_reduce(const Problem&);
 Schedule plan_binary_bcast(const Problem&);
 Schedule plan_greedy_segmented_reduce(const Problem&);
 Schedule plan_greedy_bidirectional_reduce(const Problem&);
+Schedule plan_scatter_allgather_bcast(const Problem&);
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
@@ -31,6 +32,8 @@ const std::vector<Algorithm>& algorithms() {
       {"flat", Collective::Bcast, plan_flat_bcast, "the root sends to every rank itself"},
       {"chain", Collective::Bcast, plan_chain_bcast, "pipeline along the ranks from the root"},
       {"binary", Collective::Bcast, plan_binary_bcast, "complete binary tree, pipelined"},
+      {"scatter-allgather", Collective::Bcast, plan_scatter_allgather_bcast,
+       "van de Geijn: binomial scatter of p blocks, then a ring allgather"},
   };
   return table;
 }
