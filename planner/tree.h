@@ -34,10 +34,11 @@ Tree tree_from_parents(int root, const std::vector<int>& parent, const std::vect
 
 // Reduce over `tree`. A rank receives segment k from each child in children order,
 // combines them into its accumulator and sends the result to its parent. With a
-// full-duplex model it already receives segment k+1 while combining segment k (two
-// slots per child); half duplex, it receives only after forwarding, as Langou's
-// pipeline does, and without overlap it receives each child's operand just before
-// combining it (Langou's unidirectional model). A child below the rank's own number
+// full-duplex, overlapping model it already receives segment k+1 while combining
+// segment k (two slots per child); half duplex, it receives only after forwarding, as
+// Langou's pipeline does. Without overlap (Langou's unidirectional and bidirectional
+// systems) it receives each child's operand just before combining it; full duplex,
+// that receive runs beside the send of the previous segment. A child below the rank's own number
 // is the left operand, so a tree whose subtrees are contiguous rank ranges keeps
 // canonical order (the validator checks it). If tree.root differs from problem.root, the tree's root forwards the
 // result to problem.root: that is how rank-ordered trees serve any root.
