@@ -159,6 +159,21 @@ TEST_CASE("Chain reduce = Langou 001's pipeline: ((p-1) + 2(q-1))(alpha + beta s
         }
 }
 
+TEST_CASE("Chain reduce, full duplex (003's pipelined reduce, (T_start + n/m T_byte)(p + m - 2)): "
+          "(p-1 + q-1)(alpha + beta s) with gamma = 0, with or without overlap",
+          "[baselines][closed-form][pipeline]") {
+  for (bool overlap : {false, true})
+    for (int p = 2; p <= 20; ++p)
+      for (int q : {1, 2, 5, 9}) {
+        CAPTURE(overlap, p, q);
+        CostModel model = hockney_model(3, 0.25, 0);
+        model.duplex = Duplex::Full;
+        model.overlap = overlap;
+        const Problem problem = make_problem(Collective::Reduce, p, p / 2, 4 * q, 1, true, 4, model);
+        CHECK(simulate_ok(plan_with("chain", problem), model).makespan == (p - 1 + q - 1) * (3 + 0.25 * 4));
+      }
+}
+
 TEST_CASE("Chain reduce, non-commutative, root inside: two rank-ordered arms, operands from the "
           "right above the root and from the left below it",
           "[baselines][noncommutative][pipeline]") {

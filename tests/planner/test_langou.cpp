@@ -386,6 +386,35 @@ TEST_CASE("Langou 001, bidirectional greedy: the conjectured (ceil(log2 p) + q -
     }
 }
 
+TEST_CASE("Langou 001, bidirectional greedy (full duplex, no overlap): never slower than binomial, "
+          "chain or binary at the same uniform segmentation nor at their best (measured; 001 "
+          "states no theorem for it)",
+          "[langou][greedy][bidirectional][theorem]") {
+  const char* others[] = {"binomial", "chain", "binary"};
+  for (int p : {2, 3, 5, 8, 12, 32})
+    for (std::int64_t m : {1, 6, 24})
+      for (double alpha : {0.0, 1.0, 10.0})
+        for (double gamma : {0.0, 1.0}) {
+          CAPTURE(p, m, alpha, gamma);
+          const CostModel model = full_duplex(hockney_model(alpha, 1, gamma));
+          Problem problem = make_problem(Collective::Reduce, p, 0, m, 1, true, 0, model);
+          const int max_q = static_cast<int>(std::min<std::int64_t>(m, 12));
+          const double greedy = best_uniform_time("greedy-bidirectional", problem, max_q);
+          for (const char* other : others) {
+            CAPTURE(other);
+            CHECK(greedy <= best_uniform_time(other, problem, max_q) * (1 + 1e-12));
+          }
+          for (int q = 1; q <= max_q; ++q) {
+            problem.segment_counts = uniform_layout(m, q);
+            const double g = simulate_ok(plan_with("greedy-bidirectional", problem), model).makespan;
+            for (const char* other : others) {
+              CAPTURE(q, other);
+              CHECK(g <= simulate_ok(plan_with(other, problem), model).makespan * (1 + 1e-12));
+            }
+          }
+        }
+}
+
 TEST_CASE("Langou 001, segmentation search input checks", "[langou][nonuniform]") {
   CHECK_THROWS_AS(search_greedy_segmentations(4, 0, 1, hockney_model(1, 1, 1)), PlanError);
   CHECK_THROWS_AS(search_greedy_segmentations(4, 25, 1, hockney_model(1, 1, 1)), PlanError);
