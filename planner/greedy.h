@@ -13,13 +13,14 @@
 // the incoming one are not adjacent ranks: for p = 4 rank 0 combines {0} with {2}. No
 // relabelling repairs that in general: the trees of different segments differ, and
 // an exhaustive search over all p! relabellings of the unidirectional construction
-// (gamma = 0, equal segments, p <= 8, q <= 5) finds one only for q = 1 or p <= 5, and
-// none for p = 6, 7 with q >= 2 nor p = 8 with q >= 3 (tests/planner/test_langou.cpp
-// repeats the search for p = 6, q = 2 and p = 8, q = 3).
-// So 001's remark that in-order segments "will work for non-commutative operations"
-// refers to buffer reuse, not operand order, and the slides' own assumption ("the
-// operation is commutative") stands: for a non-commutative operation greedy_schedule
-// throws PlanError as soon as a combination would break rank order (always for p >= 4).
+// (gamma = 0, equal segments, p <= 8, q <= 5) finds some for q = 1, for p <= 5 and
+// for p = 8, q = 2, but none for p = 6, 7 with q >= 2 nor for p = 8 with q >= 3
+// (tests/planner/test_langou.cpp repeats it for p = 6, q = 2 and p = 8, q = 3).
+// So 001's remark that reducing segments in order "will work for non-commutative
+// operations" does not hold for its own pairing, and the slides' first assumption
+// ("we assume the operation is commutative") stands: for a non-commutative operation
+// greedy_schedule throws PlanError as soon as a combination would break rank order
+// (always for p >= 4; the selector then uses another algorithm).
 #pragma once
 
 #include <cstdint>

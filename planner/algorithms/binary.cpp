@@ -8,13 +8,16 @@
 // two steps (two children send to one parent). The 4(q-1) pipelined term charges four
 // steps per segment, but an inner rank only receives twice, reduces twice and sends
 // once per segment (3T + 2G with T = alpha + beta s, G = gamma s), so the formula is
-// exact only for q = 1 on a perfect tree (p = 2^N - 1) and an upper bound otherwise;
-// tests/planner/test_baselines.cpp measures both.
+// exact only for q = 1 on a perfect tree (p = 2^N - 1) and an upper bound otherwise
+// (measured for p = 1..40). On a perfect tree of N >= 3 levels the schedule takes
+// exactly 2(N-1)(T + G) + (q-1)(3T + 2G); tests/planner/test_baselines.cpp checks both.
 //
 // Bcast. 004_*.txt Table 1, "Binary Tree": <= ceil(log2 P)(2 g(m) + L), an upper bound
 // (a rank forwards to two children one after the other). In hockney terms, L = 0 and
-// g = alpha + beta m: the deepest rank reached through second children last waits
-// 2 floor(log2 p)(alpha + beta m), exact for perfect trees.
+// g = alpha + beta m: at most 2 floor(log2 p) g, exactly that on perfect trees, where
+// the last rank is reached through second children only. Segmented, a perfect tree
+// of N >= 3 levels takes (2(N-1) + 3(q-1)) g(s) half duplex (an inner rank receives
+// once and sends twice per segment on one port) and (2(N-1) + 2(q-1)) g(s) full duplex.
 //
 // Numbering. Ranks are numbered in pre-order (a node, then its left subtree, then its
 // right subtree), so every subtree is a contiguous range and the node is its lowest
