@@ -145,21 +145,33 @@ TEST_CASE("Langou 001, greedy tree with one segment and gamma = 0: ceil(log2 p)(
 }
 
 TEST_CASE("Langou 001, greedy-segmented and greedy-bidirectional validate for p = 1..33, several "
-          "roots, counts 0, 1, 7, 100, uniform and explicit layouts",
+          "roots, counts 0, 1, 7, 100, uniform and explicit layouts; non-commutative: declined "
+          "(PlanError) for p >= 4, valid when accepted",
           "[langou][greedy][validate]") {
   const std::vector<CostModel> models = {hockney_model(1, 0.5, 0.25), default_model()};
   for (const char* algorithm : {"greedy-segmented", "greedy-bidirectional"})
     for (const CostModel& model : models)
       for (int p = 1; p <= 33; ++p)
         for (int root : roots_for(p))
-          for (std::int64_t count : {0, 1, 7, 100})
-            for (std::int64_t seg : {0, 4, 12, 64}) {
-              if (count == 100 && seg == 4) continue;  // 100 segments: slow, adds nothing
-              const Problem problem = make_problem(Collective::Reduce, p, root, count, 4, true, seg, model);
-              const Schedule s = plan_with(algorithm, problem);
-              check_valid(s);
-              CHECK(s.algorithm == algorithm);
-            }
+          for (bool commutative : {true, false})
+            for (std::int64_t count : {0, 1, 7, 100})
+              for (std::int64_t seg : {0, 4, 12, 64}) {
+                if (count == 100 && seg == 4) continue;  // 100 segments: slow, adds nothing
+                const Problem problem = make_problem(Collective::Reduce, p, root, count, 4, commutative, seg, model);
+                if (!commutative) {
+                  bool declined = false;
+                  try {
+                    check_valid(plan_with(algorithm, problem));
+                  } catch (const PlanError&) {
+                    declined = true;
+                  }
+                  if (p >= 4 && count > 0) CHECK(declined);
+                  continue;
+                }
+                const Schedule s = plan_with(algorithm, problem);
+                check_valid(s);
+                CHECK(s.algorithm == algorithm);
+              }
   // A nonuniform layout is used as given.
   for (const char* algorithm : {"greedy-segmented", "greedy-bidirectional"})
     for (int p : {2, 5, 12, 17}) {

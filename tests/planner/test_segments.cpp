@@ -2,6 +2,7 @@
 // size s", uniform segmentation s_i = s): the layout covers the message exactly.
 #include <catch2/catch.hpp>
 
+#include "planner/describe.h"
 #include "planner/problem.h"
 #include "planner/segments.h"
 
@@ -108,4 +109,16 @@ TEST_CASE("Segments: an explicit layout must cover the count with segments of 1.
   p.segment_counts = {};
   CHECK(problem_segments(p).empty());
   CHECK_NOTHROW(check_problem(p));
+}
+
+TEST_CASE("Segments: a schedule's summary names one size for a uniform layout and the range for "
+          "another",
+          "[segments]") {
+  Schedule s;
+  s.count = 10;
+  s.element_bytes = 4;
+  s.segments = segments_from_counts({3, 3, 3, 1});
+  CHECK(summarize(s).find("4 segments of 12 B") != std::string::npos);
+  s.segments = segments_from_counts({2, 2, 1, 1, 1, 1, 1, 1});
+  CHECK(summarize(s).find("8 segments of 4..8 B") != std::string::npos);
 }
