@@ -196,14 +196,17 @@ Environment process_environment() {
 }
 
 std::uint64_t fingerprint(const Environment& env) {
-  // FNV-1a over "name=value\n" in sorted order (std::map is sorted).
+  // FNV-1a over "name=value\n" of the known settings in sorted order (std::map is
+  // sorted). Unknown names change nothing Canopy does, so they may differ.
   std::uint64_t h = 1469598103934665603ull;
   auto mix = [&](const std::string& s) {
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   };
+  const auto& specs = setting_specs();
   for (const auto& [k, v] : env) {
     // Settings a rank may legitimately differ in: where it logs and how verbosely.
     if (k == "CANOPY_SCHEDULE_LOG" || k == "CANOPY_LOG_LEVEL") continue;
+    if (std::none_of(specs.begin(), specs.end(), [&](const SettingSpec& s) { return s.name == k; })) continue;
     mix(k + "=" + v + "\n");
   }
   return h;

@@ -10,6 +10,7 @@ void check_problem(const Problem& p) {
     throw PlanError("root " + std::to_string(p.root) + " is outside 0.." + std::to_string(p.nranks - 1));
   if (p.count < 0) throw PlanError("count must not be negative");
   if (p.element_bytes < 1) throw PlanError("element size must be positive");
+  if (p.limit < 0) throw PlanError("limit must not be negative, got " + std::to_string(p.limit));
   if (p.collective == Collective::Bcast && !p.commutative)
     throw PlanError("a broadcast has no operation to be non-commutative");
   if (!p.segment_counts.empty()) problem_segments(p);  // throws on a layout that does not fit

@@ -25,6 +25,12 @@ struct Problem {
   // segmentation, 001_*.txt); it must sum to count. Empty: uniform from segment_bytes.
   // Every algorithm that segments takes its layout from problem_segments() (segments.h).
   std::vector<std::int64_t> segment_counts;
+  // The K of the limited variants of 000_*.txt Section 6: the most concurrent
+  // transfers (greedy-transfers, Algorithm 2) or the most reducing ranks
+  // (greedy-reducers, Algorithm 3). 0 means no limit beyond the model's own:
+  // floor(nranks/2) transfers (one port per rank), nranks reducers. Values above
+  // those are clamped to them; other algorithms ignore the field.
+  int limit = 0;
   CostModel model = default_model();
 
   std::int64_t bytes() const { return count * element_bytes; }

@@ -14,6 +14,11 @@ Schedule plan_binary_bcast(const Problem&);
 Schedule plan_greedy_segmented_reduce(const Problem&);
 Schedule plan_greedy_bidirectional_reduce(const Problem&);
 Schedule plan_scatter_allgather_bcast(const Problem&);
+Schedule plan_greedy_reduce(const Problem&);
+Schedule plan_greedy_transfers_reduce(const Problem&);
+Schedule plan_greedy_reducers_reduce(const Problem&);
+Schedule plan_binomial_strategy_reduce(const Problem&);
+Schedule plan_fibonacci_strategy_reduce(const Problem&);
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
@@ -28,6 +33,16 @@ const std::vector<Algorithm>& algorithms() {
        "Langou's unidirectional greedy: a tree per segment; commutative ops only"},
       {"greedy-bidirectional", Collective::Reduce, plan_greedy_bidirectional_reduce,
        "Langou's greedy for full-duplex ranks: a tree per segment; commutative ops only"},
+      {"greedy", Collective::Reduce, plan_greedy_reduce,
+       "Canon & Antoniu Algorithm 1: optimal tree when transfers overlap reductions"},
+      {"greedy-transfers", Collective::Reduce, plan_greedy_transfers_reduce,
+       "Canon & Antoniu Algorithm 2: tree optimal for at most `limit` concurrent transfers"},
+      {"greedy-reducers", Collective::Reduce, plan_greedy_reducers_reduce,
+       "Canon & Antoniu Algorithm 3: optimal tree with at most `limit` reducing ranks"},
+      {"binomial-strategy", Collective::Reduce, plan_binomial_strategy_reduce,
+       "Algorithm 1 as if min(d,c)=0 (binomial trees), pipelined; within 2x of optimal"},
+      {"fibonacci-strategy", Collective::Reduce, plan_fibonacci_strategy_reduce,
+       "Algorithm 1 as if d=c (Fibonacci trees), pipelined; within 2x of optimal"},
       {"binomial", Collective::Bcast, plan_binomial_bcast, "binomial tree, ceil(log2 p) rounds"},
       {"flat", Collective::Bcast, plan_flat_bcast, "the root sends to every rank itself"},
       {"chain", Collective::Bcast, plan_chain_bcast, "pipeline along the ranks from the root"},

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Configures and builds Canopy in ./build (or $CANOPY_BUILD_DIR), installing the
 # dependencies first if needed.
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+  sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CANOPY_BUILD_DIR:-$here/build}

@@ -3,13 +3,13 @@
 # 2 and 4 ranks natively and with Canopy preloaded, shows the schedules Canopy chose
 # and prints the timings side by side.
 #   tools/demo.sh [--sizes B,B,...] [--seconds S]    (arguments go to canopy-demo)
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+  sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CANOPY_BUILD_DIR:-$here/build}
-if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-  sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
-  exit 0
-fi
 "$here/tools/build.sh" --target canopy canopy-demo >/dev/null
 mpiexec=$(command -v mpiexec.mpich || command -v mpiexec)
 demo="$build/tools/canopy-demo"

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs Canopy's build and test dependencies from Debian's packages when any is
 # missing: with apt-get when run as root, otherwise it prints the command to run.
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+  sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config mpich libmpich-dev libhwloc-dev libspdlog-dev

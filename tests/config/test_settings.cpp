@@ -106,6 +106,9 @@ TEST_CASE("settings: fingerprint changes with planning settings only", "[config]
   other["CANOPY_SEGMENT_BYTES"] = "64";
   CHECK(fingerprint(base) != fingerprint(other));
   CHECK(fingerprint({{"CANOPY_REDUCE_ALGO", "native"}}) != fingerprint(base));
+  Environment unknown = base;
+  unknown["CANOPY_FROBNICATE"] = "1";
+  CHECK(fingerprint(base) == fingerprint(unknown));
 }
 
 TEST_CASE("settings: the table lists every setting with default, allowed values and example", "[config]") {

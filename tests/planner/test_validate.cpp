@@ -371,11 +371,11 @@ TEST_CASE("Validator rejects other lost or uninitialised data", "[validate][nega
 TEST_CASE("Validator property: mutated schedules (a step dropped or two swapped) are rejected or "
           "really compute the collective, and whatever validates simulates under full duplex + overlap",
           "[validate][property]") {
-  // A fresh seed each run explores more schedules; CANOPY_TEST_SEED=N replays run N.
-  const char* fixed = std::getenv("CANOPY_TEST_SEED");
+  // A fresh seed each run explores more schedules; CANOPYTEST_SEED=N replays run N.
+  const char* fixed = std::getenv("CANOPYTEST_SEED");
   const std::uint32_t seed =
       fixed ? static_cast<std::uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
-  INFO("seed " << seed << " (replay with CANOPY_TEST_SEED=" << seed << ")");
+  INFO("seed " << seed << " (replay with CANOPYTEST_SEED=" << seed << ")");
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   CostModel full = default_model();

@@ -3,6 +3,7 @@
 // every algorithm's predicted time.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "planner/simulate.h"
 #include "planner/tree.h"
 #include "planner/validate.h"
+#include "tools/plan/figure2.h"
 
 using namespace canopy::planner;
 
@@ -34,6 +36,7 @@ Examples:
   canopy-plan reduce -p 13 --algo binomial --model overlap:d=1,c=2
   canopy-plan reduce -p 8 --bytes 1048576 --segment-bytes 65536 --json
   canopy-plan bcast -p 64 --bytes 65536 --compare
+  canopy-plan figure2 --svg figure2.svg --csv figure2.csv
 )";
 
 struct Options {
@@ -49,6 +52,9 @@ struct Options {
   bool json = false;
   bool compare = false;
   bool steps = false;
+  int max_n = 10000;
+  std::string svg;
+  std::string csv;
 };
 
 Problem make_problem(const Options& o) {
@@ -96,6 +102,29 @@ int print_plan(const Options& o, const Problem& problem) {
   return 0;
 }
 
+// Figure 2 of 000: prints the worst ratios, writes the curves as CSV and/or SVG.
+int print_figure2(const Options& o) {
+  const canopy::tools::Figure2 f = canopy::tools::figure2_curves(o.max_n);
+  auto worst = [&](const std::vector<double>& r) {
+    const auto it = std::max_element(r.begin(), r.end());
+    return std::make_pair(*it, f.n[it - r.begin()]);
+  };
+  const auto [b, bn] = worst(f.binomial_ratio);
+  const auto [fr, fn] = worst(f.fibonacci_ratio);
+  std::printf("Figure 2 of 000 for 2 <= n <= %d:\n", o.max_n);
+  std::printf("  binomial strategy / optimal, d = c:         worst %.4f at n = %d (Theorem 18 bound 2)\n", b, bn);
+  std::printf("  Fibonacci strategy / optimal, min(d,c) = 0: worst %.4f at n = %d (Theorem 19 bound 2)\n", fr, fn);
+  auto write = [](const std::string& path, const std::string& text) {
+    std::FILE* out = std::fopen(path.c_str(), "w");
+    if (!out || std::fputs(text.c_str(), out) < 0) throw std::runtime_error("cannot write " + path);
+    std::fclose(out);
+    std::printf("wrote %s\n", path.c_str());
+  };
+  if (!o.csv.empty()) write(o.csv, canopy::tools::figure2_csv(f));
+  if (!o.svg.empty()) write(o.svg, canopy::tools::figure2_svg(f));
+  return 0;
+}
+
 int print_comparison(const Options& o, const Problem& problem) {
   nlohmann::json rows = nlohmann::json::array();
   if (!o.json) std::printf("%-22s %9s %14s %14s\n", "algorithm", "segments", "segment bytes", "makespan");
@@ -128,7 +157,9 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"canopy-plan: build, validate and simulate a Canopy schedule"};
   app.footer(kExamples);
-  app.add_option("operation", o.operation, "reduce or bcast")->required()->check(CLI::IsMember({"reduce", "bcast"}));
+  app.add_option("operation", o.operation, "reduce, bcast, or figure2 (the curves of Figure 2 of 000)")
+      ->required()
+      ->check(CLI::IsMember({"reduce", "bcast", "figure2"}));
   app.add_option("-p,--ranks", o.ranks, "number of ranks")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   app.add_option("--root", o.root, "root rank")->capture_default_str();
   app.add_option("--bytes", o.bytes, "message size in bytes")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -141,12 +172,16 @@ int main(int argc, char** argv) {
   app.add_flag("--json", o.json, "print JSON instead of text");
   app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
   app.add_flag("--steps", o.steps, "also print every rank's steps");
+  app.add_option("--max-n", o.max_n, "figure2: largest n")->check(CLI::Range(2, 10000000))->capture_default_str();
+  app.add_option("--svg", o.svg, "figure2: write the curves as an SVG chart to this file");
+  app.add_option("--csv", o.csv, "figure2: write the curves as CSV to this file");
   app.add_flag_callback("--list", [] {
     for (const auto& a : algorithms()) std::cout << to_string(a.collective) << " " << a.name << ": " << a.summary << "\n";
     std::exit(0);
   }, "list the registered algorithms and exit");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (o.operation == "figure2") return print_figure2(o);
     if (o.root < 0 || o.root >= o.ranks) throw CLI::ValidationError("--root", "must be between 0 and ranks-1");
     const Problem problem = make_problem(o);
     return o.compare ? print_comparison(o, problem) : print_plan(o, problem);
