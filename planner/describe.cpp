@@ -1,5 +1,6 @@
 #include "planner/describe.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "planner/tree.h"
@@ -9,9 +10,18 @@ namespace canopy::planner {
 std::string summarize(const Schedule& s) {
   std::string out = std::string(to_string(s.collective)) + " of " + std::to_string(s.bytes()) + " B over " +
                     std::to_string(s.nranks) + " ranks, root " + std::to_string(s.root) + ": " + s.algorithm;
-  if (s.segments.size() > 1)
-    out += ", " + std::to_string(s.segments.size()) + " segments of " + std::to_string(s.segment_bytes(0)) + " B";
-  else
+  if (s.segments.size() > 1) {
+    // Uniform layouts: every segment but a shorter last one has the first one's size.
+    // Others (explicit layouts, scatter-allgather's blocks) show their range of sizes.
+    std::int64_t lo = s.segments.front().count, hi = lo;
+    for (const Segment& seg : s.segments) lo = std::min(lo, seg.count), hi = std::max(hi, seg.count);
+    bool uniform = true;
+    for (std::size_t j = 0; j + 1 < s.segments.size(); ++j) uniform &= s.segments[j].count == s.segments.front().count;
+    uniform &= s.segments.back().count <= s.segments.front().count;
+    out += ", " + std::to_string(s.segments.size()) + " segments of ";
+    if (uniform) out += std::to_string(s.segment_bytes(0)) + " B";
+    else out += std::to_string(lo * s.element_bytes) + ".." + std::to_string(hi * s.element_bytes) + " B";
+  } else
     out += ", unsegmented";
   if (!s.commutative) out += ", rank-ordered (non-commutative op)";
   return out;

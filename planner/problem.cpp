@@ -1,5 +1,7 @@
 #include "planner/problem.h"
 
+#include "planner/segments.h"
+
 namespace canopy::planner {
 
 void check_problem(const Problem& p) {
@@ -11,6 +13,7 @@ void check_problem(const Problem& p) {
   if (p.limit < 0) throw PlanError("limit must not be negative, got " + std::to_string(p.limit));
   if (p.collective == Collective::Bcast && !p.commutative)
     throw PlanError("a broadcast has no operation to be non-commutative");
+  if (!p.segment_counts.empty()) problem_segments(p);  // throws on a layout that does not fit
 }
 
 }  // namespace canopy::planner

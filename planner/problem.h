@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "planner/cost_model.h"
 #include "planner/schedule.h"
@@ -20,6 +21,10 @@ struct Problem {
   std::int64_t element_bytes = 1;  // size of one element
   bool commutative = true;         // false: operands must combine in rank order
   std::int64_t segment_bytes = 0;  // pipeline segment size; 0 = one segment
+  // An explicit layout, elements per segment in message order (Langou's nonuniform
+  // segmentation, 001_*.txt); it must sum to count. Empty: uniform from segment_bytes.
+  // Every algorithm that segments takes its layout from problem_segments() (segments.h).
+  std::vector<std::int64_t> segment_counts;
   // The K of the limited variants of 000_*.txt Section 6: the most concurrent
   // transfers (greedy-transfers, Algorithm 2) or the most reducing ranks
   // (greedy-reducers, Algorithm 3). 0 means no limit beyond the model's own:

@@ -1,6 +1,7 @@
 #include "planner/segments.h"
 
 #include <algorithm>
+#include <string>
 
 namespace canopy::planner {
 
@@ -14,6 +15,39 @@ std::vector<Segment> uniform_segments(std::int64_t count, std::int64_t element_b
   per = std::min<std::int64_t>(per, kMaxSegmentCount);
   for (std::int64_t first = 0; first < count; first += per)
     out.push_back({first, std::min(per, count - first)});
+  return out;
+}
+
+std::vector<Segment> segments_from_counts(const std::vector<std::int64_t>& counts) {
+  if (static_cast<std::int64_t>(counts.size()) > kMaxSegments)
+    throw PlanError("an explicit layout of " + std::to_string(counts.size()) + " segments exceeds " +
+                    std::to_string(kMaxSegments));
+  std::vector<Segment> out;
+  out.reserve(counts.size());
+  std::int64_t first = 0;
+  for (std::int64_t c : counts) {
+    if (c < 1 || c > kMaxSegmentCount)
+      throw PlanError("segment size " + std::to_string(c) + " is outside 1.." + std::to_string(kMaxSegmentCount));
+    out.push_back({first, c});
+    first += c;
+  }
+  return out;
+}
+
+std::vector<Segment> problem_segments(const Problem& p) {
+  if (p.segment_counts.empty()) return uniform_segments(p.count, p.element_bytes, p.segment_bytes);
+  std::vector<Segment> out = segments_from_counts(p.segment_counts);
+  const std::int64_t covered = out.back().first + out.back().count;
+  if (covered != p.count)
+    throw PlanError("the explicit segment layout covers " + std::to_string(covered) + " of " +
+                    std::to_string(p.count) + " elements");
+  return out;
+}
+
+std::vector<std::int64_t> segment_counts_of(const std::vector<Segment>& segments) {
+  std::vector<std::int64_t> out;
+  out.reserve(segments.size());
+  for (const Segment& s : segments) out.push_back(s.count);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "planner/problem.h"
 #include "planner/schedule.h"
 
 namespace canopy::planner {
@@ -20,5 +21,19 @@ constexpr std::int64_t kMaxSegmentCount = 2147483647;
 // count would exceed kMaxSegments the segments grow instead. Count 0 gives none.
 std::vector<Segment> uniform_segments(std::int64_t count, std::int64_t element_bytes,
                                       std::int64_t segment_bytes);
+
+// The layout of an explicit list of segment sizes (elements), in order. Throws
+// PlanError unless every size is in 1..kMaxSegmentCount and there are at most
+// kMaxSegments of them.
+std::vector<Segment> segments_from_counts(const std::vector<std::int64_t>& counts);
+
+// The layout every algorithm that segments uses: problem.segment_counts when given
+// (a nonuniform segmentation; it must sum to problem.count), otherwise
+// uniform_segments(count, element_bytes, segment_bytes). Throws PlanError on a bad
+// explicit layout.
+std::vector<Segment> problem_segments(const Problem& problem);
+
+// The sizes of a layout, the inverse of segments_from_counts.
+std::vector<std::int64_t> segment_counts_of(const std::vector<Segment>& segments);
 
 }  // namespace canopy::planner

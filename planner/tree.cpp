@@ -40,9 +40,7 @@ Tree tree_from_parents(int root, const std::vector<int>& parent, const std::vect
   return t;
 }
 
-namespace {
-
-Schedule empty_schedule(const Problem& p, const std::string& algorithm) {
+Schedule blank_schedule(const Problem& p, const std::string& algorithm) {
   check_problem(p);
   Schedule s;
   s.collective = p.collective;
@@ -52,23 +50,25 @@ Schedule empty_schedule(const Problem& p, const std::string& algorithm) {
   s.count = p.count;
   s.element_bytes = p.element_bytes;
   s.commutative = p.commutative;
-  s.segments = uniform_segments(p.count, p.element_bytes, p.segment_bytes);
+  s.segments = problem_segments(p);
   s.steps.assign(p.nranks, {});
   s.slots.assign(p.nranks, 0);
   return s;
 }
 
-}  // namespace
-
 Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::string& algorithm) {
-  Schedule s = empty_schedule(p, algorithm);
+  Schedule s = blank_schedule(p, algorithm);
   if (tree.size() != p.nranks) throw PlanError("tree size differs from the communicator");
   const int nseg = static_cast<int>(s.segments.size());
-  const bool prefetch = p.model.duplex == Duplex::Full;
-  // Langou's unidirectional model (half duplex, no overlap): computation holds the only
-  // port, so a rank receives each operand just before combining it; posting every
-  // receive first would make it wait for the last operand before its first reduction.
-  const bool interleave = !prefetch && !p.model.overlap;
+  // Without overlap (Langou's models, half or full duplex) computation holds every
+  // port, so a rank receives each operand just before combining it: posting every
+  // receive first would make it wait for the last operand before its first reduction,
+  // and a receive of segment k+1 posted before combining segment k would hold the
+  // combination until that receive ends. Full duplex, the receive of segment k+1 still
+  // runs beside the send of segment k. With overlap, full duplex prefetches segment
+  // k+1 while combining segment k.
+  const bool interleave = !p.model.overlap;
+  const bool prefetch = p.model.duplex == Duplex::Full && !interleave;
   for (int r = 0; r < p.nranks; ++r) {
     auto& out = s.steps[r];
     const auto& kids = tree.children[r];
@@ -108,7 +108,7 @@ Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::str
 }
 
 Schedule tree_bcast_schedule(const Problem& p, const Tree& tree, const std::string& algorithm) {
-  Schedule s = empty_schedule(p, algorithm);
+  Schedule s = blank_schedule(p, algorithm);
   if (tree.size() != p.nranks || tree.root != p.root)
     throw PlanError("broadcast tree must span the communicator from the root");
   const int nseg = static_cast<int>(s.segments.size());

@@ -23,16 +23,22 @@ struct Tree {
   void check() const;
 };
 
+// The frame every algorithm fills: the problem's fields, the segment layout of
+// problem_segments() (uniform, or the problem's explicit nonuniform layout), and no
+// steps or slots yet. Throws PlanError for a problem check_problem rejects.
+Schedule blank_schedule(const Problem& problem, const std::string& algorithm);
+
 // Builds a tree from parent links; each rank's children are listed in `order`
 // (ranks earlier in `order` come first).
 Tree tree_from_parents(int root, const std::vector<int>& parent, const std::vector<int>& order);
 
 // Reduce over `tree`. A rank receives segment k from each child in children order,
 // combines them into its accumulator and sends the result to its parent. With a
-// full-duplex model it already receives segment k+1 while combining segment k (two
-// slots per child); half duplex, it receives only after forwarding, as Langou's
-// pipeline does, and without overlap it receives each child's operand just before
-// combining it (Langou's unidirectional model). A child below the rank's own number
+// full-duplex, overlapping model it already receives segment k+1 while combining
+// segment k (two slots per child); half duplex, it receives only after forwarding, as
+// Langou's pipeline does. Without overlap (Langou's unidirectional and bidirectional
+// systems) it receives each child's operand just before combining it; full duplex,
+// that receive runs beside the send of the previous segment. A child below the rank's own number
 // is the left operand, so a tree whose subtrees are contiguous rank ranges keeps
 // canonical order (the validator checks it). If tree.root differs from problem.root, the tree's root forwards the
 // result to problem.root: that is how rank-ordered trees serve any root.

@@ -258,8 +258,10 @@ int reducer_count(const std::vector<int>& child) {
 }
 
 Costs problem_costs(const Problem& problem) {
-  const auto segments = uniform_segments(problem.count, problem.element_bytes, problem.segment_bytes);
-  const std::int64_t bytes = segments.empty() ? 0 : segments.front().count * problem.element_bytes;
+  // The largest segment: the first of a uniform layout, any of an explicit one.
+  std::int64_t largest = 0;
+  for (const Segment& s : problem_segments(problem)) largest = std::max(largest, s.count);
+  const std::int64_t bytes = largest * problem.element_bytes;
   return {problem.model.transfer(bytes), problem.model.reduce(bytes)};
 }
 

@@ -2,6 +2,8 @@
 // size s", uniform segmentation s_i = s): the layout covers the message exactly.
 #include <catch2/catch.hpp>
 
+#include "planner/describe.h"
+#include "planner/problem.h"
 #include "planner/segments.h"
 
 using namespace canopy::planner;
@@ -72,4 +74,51 @@ TEST_CASE("Segments: a single segment of more than kMaxSegmentCount elements is 
   const auto segs = uniform_segments(count, 1, 0);
   check_layout(segs, count);
   CHECK(segs.size() == 4u);
+}
+
+TEST_CASE("Segments: an explicit layout (Langou 001, nonuniform segmentation s_i) is used as given; "
+          "empty means uniform from segment_bytes",
+          "[segments]") {
+  Problem p;
+  p.count = 10;
+  p.element_bytes = 4;
+  p.segment_bytes = 12;
+  const auto uniform = problem_segments(p);
+  CHECK(segment_counts_of(uniform) == std::vector<std::int64_t>{3, 3, 3, 1});
+  p.segment_counts = {2, 2, 1, 1, 1, 1, 1, 1};
+  const auto given = problem_segments(p);
+  check_layout(given, 10);
+  CHECK(segment_counts_of(given) == p.segment_counts);
+  CHECK(segments_from_counts({4, 1}).back().first == 4);
+}
+
+TEST_CASE("Segments: an explicit layout must cover the count with segments of 1..kMaxSegmentCount "
+          "elements, at most kMaxSegments of them; check_problem rejects one that does not",
+          "[segments]") {
+  Problem p;
+  p.count = 10;
+  for (const std::vector<std::int64_t>& bad :
+       std::vector<std::vector<std::int64_t>>{{5, 4}, {5, 6}, {10, 0}, {11, -1}, {kMaxSegmentCount + 1}}) {
+    CAPTURE(bad);
+    p.segment_counts = bad;
+    CHECK_THROWS_AS(problem_segments(p), PlanError);
+    CHECK_THROWS_AS(check_problem(p), PlanError);
+  }
+  CHECK_THROWS_AS(segments_from_counts(std::vector<std::int64_t>(kMaxSegments + 1, 1)), PlanError);
+  p.count = 0;
+  p.segment_counts = {};
+  CHECK(problem_segments(p).empty());
+  CHECK_NOTHROW(check_problem(p));
+}
+
+TEST_CASE("Segments: a schedule's summary names one size for a uniform layout and the range for "
+          "another",
+          "[segments]") {
+  Schedule s;
+  s.count = 10;
+  s.element_bytes = 4;
+  s.segments = segments_from_counts({3, 3, 3, 1});
+  CHECK(summarize(s).find("4 segments of 12 B") != std::string::npos);
+  s.segments = segments_from_counts({2, 2, 1, 1, 1, 1, 1, 1});
+  CHECK(summarize(s).find("8 segments of 4..8 B") != std::string::npos);
 }

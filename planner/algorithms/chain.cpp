@@ -1,0 +1,71 @@
+// Chain (pipeline): every rank forwards to its neighbour, segment after segment.
+//
+// Reduce. 001_*.txt (Langou), "Pipeline Tree", unidirectional model:
+//   ((p-1) + 2(q-1))(alpha + beta s + gamma s)
+// for q segments of s bytes. With gamma = 0 it is exact for p >= 3 (tests/planner/
+// test_baselines.cpp). With gamma > 0 it is an upper bound: it charges a reduction on
+// both sides of every pipelined step, while the schedule's exact critical path is
+//   (p-1)(T + G) + (q-1)(2T + G),   T = alpha + beta s, G = gamma s
+// (the intermediate rank next to the root receives, reduces and sends every segment).
+// p = 2: q(T + G) (the leaf streams into the root, which reduces each segment).
+// 003_*.txt (Reduce, pipelined): (T_start + n/m T_byte)(p + m - 2) in a full-duplex
+// model, i.e. (p-1) + (q-1) steps.
+//
+// Bcast. 004_*.txt Table 1, "Segmented Chain (Pipeline)":
+//   (P-1)(g(s) + L) + g(s)(k-1).
+// In hockney terms with g(s) = alpha + beta s, L = 0: full duplex (p-1 + q-1)(alpha + beta s);
+// half duplex a forwarding rank receives and sends on one port: ((p-1) + 2(q-1))(alpha + beta s)
+// for p >= 3. Unsegmented (q = 1) both give 004's "Chain" (P-1)(g(m) + L).
+//
+// Which chain. Commutative reduce and every bcast: the ranks in order starting at the
+// root, root, root+1, ..., wrapping (relative numbering; every root costs the same).
+// Non-commutative reduce: relative numbering would combine p-1 with 0, so the chain
+// runs in absolute rank order towards the root from both sides, p-1 -> ... -> r+1 -> r
+// (each operand from the right) and 0 -> 1 -> ... -> r-1 -> r (from the left): rank
+// order with no extra message. For r = 0 or p-1 it is one chain; otherwise the root
+// receives from two neighbours, the shorter arm first (its data is ready first).
+#include <utility>
+
+#include "planner/tree.h"
+
+namespace canopy::planner {
+
+namespace {
+
+Tree relative_chain(int p, int root) {
+  std::vector<int> parent(p, -1), order(p);
+  for (int v = 0; v < p; ++v) {
+    const int r = (root + v) % p;
+    order[v] = r;
+    if (v > 0) parent[r] = (root + v - 1) % p;
+  }
+  return tree_from_parents(root, parent, order);
+}
+
+Tree two_arm_chain(int p, int root) {
+  std::vector<int> parent(p, -1), order;
+  for (int r = root + 1; r < p; ++r) parent[r] = r - 1;
+  for (int r = 0; r < root; ++r) parent[r] = r + 1;
+  if (root > 0) order.push_back(root - 1);
+  if (root + 1 < p) order.push_back(root + 1);
+  if (order.size() == 2 && root > p - 1 - root) std::swap(order[0], order[1]);  // shorter arm first
+  for (int r = 0; r < p; ++r)
+    if (r != root - 1 && r != root + 1) order.push_back(r);
+  return tree_from_parents(root, parent, order);
+}
+
+}  // namespace
+
+Schedule plan_chain_reduce(const Problem& problem) {
+  check_problem(problem);
+  const int p = problem.nranks, root = problem.root;
+  return tree_reduce_schedule(problem, problem.commutative ? relative_chain(p, root) : two_arm_chain(p, root),
+                              "chain");
+}
+
+Schedule plan_chain_bcast(const Problem& problem) {
+  check_problem(problem);
+  return tree_bcast_schedule(problem, relative_chain(problem.nranks, problem.root), "chain");
+}
+
+}  // namespace canopy::planner

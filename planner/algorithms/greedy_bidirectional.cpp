@@ -1,0 +1,191 @@
+// Langou's bidirectional greedy reduction (001_*.txt, "Bidirectional", Algorithm 2).
+//
+// Cost: 001 conjectures that it matches the optimal broadcast scheduled in reverse
+// [Traff and Ripke '08, Bar-Noy and Kipnis '94]:
+//   (ceil(log2 p) + q - 1)(t_comm + t_comp),  t_comm = alpha + beta s, t_comp = gamma s.
+// The construction below attains it exactly on every equal-segment case measured
+// (p = 2..40, q = 1..12, gamma = 0 and gamma > 0; tests/planner/test_langou.cpp).
+//
+// The model: full duplex, no overlap. A rank may send one message and receive another
+// at the same time; combining holds the rank (both ports), as Algorithm 2's COMP set
+// excludes computing ranks from sending and receiving. In the simulator that is
+// hockney with duplex=full, overlap=0.
+//
+// What the slides give and what is decided here. Algorithm 2 is too garbled to run as
+// printed ("freeProc = sendProc U recvProc" followed by removing freeProc from both,
+// "t + t_comm(j) > C(i)" against a two-column C, "max{M(i,j) | 1 <= i <= stop}", a
+// unit time step t = t + 1 whatever the costs). Its intent is clear and is what this
+// file implements, event-driven like the unidirectional construction:
+//  * at every event, segments are served in order, lowest first, and a port taken by
+//    one segment is unavailable to the later ones;
+//  * for segment j, a rank can send if it is not position 0, still holds segment j,
+//    its send port is free, it is not receiving segment j and has no combination
+//    pending; it can receive if it still holds segment j, its receive port is free and
+//    it has no combination pending. As in Algorithm 2 (I = {i | M(i,j) = 0}) a rank
+//    may send a later segment before an earlier one. Requiring in-order sends was
+//    tried: it loses a step per few segments (p = 4, q = 2: 4 steps instead of 3),
+//    because the reversed optimal broadcast sends segments out of order;
+//  * Algorithm 2's balancing: with s ranks that can only send, r that can only
+//    receive and f that can do both, x = clamp(floor((r + f - s) / 2), 0, f) of the f
+//    become senders (the highest positions) and the rest receivers (the lowest), which
+//    maximises the number of pairs min(s + x, r + f - x); then the lowest receivers
+//    (position 0 first) and the highest senders are paired, k-th with k-th in
+//    increasing order;
+//  * a receiver combines when the transfer has ended and its send port is free (the
+//    executor runs a rank's steps in order, so a send started while the operand was
+//    arriving delays the combination); meanwhile it starts nothing new.
+// Non-commutative operations are declined as for the unidirectional greedy (greedy.h).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "planner/greedy.h"
+#include "planner/segments.h"
+
+namespace canopy::planner {
+
+namespace {
+
+bool at_or_before(double a, double t) { return a <= t + 1e-12 * std::max(1.0, std::abs(t)); }
+
+// How many segments past the lowest unfinished one a free rank looks at for work.
+// Without a bound, ranks that run ahead of position 0 touch every segment and each
+// event scans them all (quadratic in q); the bound keeps an event at O(p) segments.
+// It is far beyond what the pipeline needs (about log2 p segments are in flight in
+// the reversed optimal broadcast), so it does not change the trees of small cases.
+// (Measured: p <= 64, q <= 256 give the same makespans with and without it.)
+int lookahead(int p) { return 2 * p + 16; }
+
+}  // namespace
+
+GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
+  GreedyRun run;
+  run.nranks = p;
+  const int q = static_cast<int>(costs.size());
+  run.segments = q;
+  if (p < 1) throw PlanError("greedy: nranks must be at least 1");
+  if (p == 1 || q == 0) return run;
+
+  std::vector<double> send_free(p, 0.0), recv_free(p, 0.0);
+  std::vector<int> pending(p, -1);  // receive whose combination has not started: index in run.transfers
+  std::vector<int> holders(q, p);
+  std::vector<std::vector<char>> holds(p, std::vector<char>(q, 1)), received(p, std::vector<char>(q, 0));
+  int lowest = 0;  // lowest segment still held by more than position 0
+  double t = 0;
+  std::vector<int> only_send, only_recv, both, senders, receivers, candidates;
+  std::vector<char> send_ok(p), recv_ok(p);
+  while (true) {
+    // Combinations whose operand has arrived start once the send port is free.
+    for (int v = 0; v < p; ++v) {
+      if (pending[v] < 0) continue;
+      GreedyTransfer& tr = run.transfers[pending[v]];
+      if (!at_or_before(tr.end, t) || !at_or_before(send_free[v], t)) continue;
+      const SegmentCost& c = costs[tr.segment];
+      tr.reduce_start = std::max(tr.end, send_free[v]);
+      tr.reduce_end = tr.reduce_start + c.reduce + (received[v][tr.segment] ? 0.0 : c.copy);
+      received[v][tr.segment] = 1;
+      send_free[v] = recv_free[v] = tr.reduce_end;
+      run.makespan = std::max(run.makespan, tr.reduce_end);
+      pending[v] = -1;
+    }
+    while (lowest < q && holders[lowest] == 1) ++lowest;
+    if (lowest == q && pending[0] < 0) break;
+
+    // Who has a free port now. A rank whose operand has arrived but whose combination
+    // waits for its send port starts nothing else (its steps run in order).
+    candidates.clear();
+    int free_senders = 0, free_receivers = 0;
+    for (int v = 0; v < p; ++v) {
+      const bool blocked = pending[v] >= 0 && at_or_before(run.transfers[pending[v]].end, t);
+      send_ok[v] = v != 0 && at_or_before(send_free[v], t) && !blocked;
+      recv_ok[v] = pending[v] < 0 && at_or_before(recv_free[v], t);
+      free_senders += send_ok[v];
+      free_receivers += recv_ok[v];
+      if (send_ok[v] || recv_ok[v]) candidates.push_back(v);
+    }
+    bool paired = false;
+    const int horizon = std::min(q, lowest + lookahead(p));
+    for (int j = lowest; j < horizon && free_senders > 0 && free_receivers > 0; ++j) {
+      if (holders[j] == 1) continue;
+      // An untouched segment (every position holds it) that cannot be paired means no
+      // later one can: they are all untouched and offer the same ranks.
+      const bool untouched = holders[j] == p;
+      only_send.clear();
+      only_recv.clear();
+      both.clear();
+      for (int v : candidates) {
+        if (!holds[v][j]) continue;
+        const bool receiving_j = pending[v] >= 0 && run.transfers[pending[v]].segment == j;
+        const bool can_send = send_ok[v] && !receiving_j;
+        const bool can_recv = recv_ok[v] != 0;
+        if (can_send && can_recv) both.push_back(v);
+        else if (can_send) only_send.push_back(v);
+        else if (can_recv) only_recv.push_back(v);
+      }
+      const int s = static_cast<int>(only_send.size()), r = static_cast<int>(only_recv.size());
+      const int f = static_cast<int>(both.size());
+      const int x = std::clamp((r + f - s) / 2, 0, f);
+      senders = only_send;
+      senders.insert(senders.end(), both.end() - x, both.end());
+      receivers = only_recv;
+      receivers.insert(receivers.end(), both.begin(), both.end() - x);
+      std::sort(senders.begin(), senders.end());
+      std::sort(receivers.begin(), receivers.end());
+      const int pairs = std::min(static_cast<int>(senders.size()), static_cast<int>(receivers.size()));
+      for (int k = 0; k < pairs; ++k) {
+        const int from = senders[senders.size() - pairs + k], to = receivers[k];
+        GreedyTransfer tr;
+        tr.segment = j;
+        tr.from = from;
+        tr.to = to;
+        tr.start = std::max({t, send_free[from], recv_free[to]});
+        tr.end = tr.start + costs[j].transfer;
+        tr.reduce_start = tr.reduce_end = tr.end;  // set when the combination starts
+        send_free[from] = tr.end;
+        holds[from][j] = 0;
+        --holders[j];
+        recv_free[to] = tr.end;
+        pending[to] = static_cast<int>(run.transfers.size());
+        run.transfers.push_back(tr);
+        send_ok[from] = 0;
+        recv_ok[to] = 0;
+        --free_senders;
+        --free_receivers;
+        paired = true;
+      }
+      if (untouched && pairs == 0) break;
+    }
+
+    double next = std::numeric_limits<double>::infinity();
+    auto consider = [&](double when) {
+      if (!at_or_before(when, t)) next = std::min(next, when);
+    };
+    for (int v = 0; v < p; ++v) {
+      consider(send_free[v]);
+      consider(recv_free[v]);
+      if (pending[v] >= 0) consider(run.transfers[pending[v]].end);
+    }
+    if (next == std::numeric_limits<double>::infinity()) {
+      if (!paired && std::none_of(pending.begin(), pending.end(), [](int i) { return i >= 0; }))
+        throw PlanError("greedy-bidirectional: no rank can make progress (internal error)");
+      continue;  // zero-cost steps: act again at the same time
+    }
+    t = next;
+  }
+  std::stable_sort(run.transfers.begin(), run.transfers.end(),
+                   [](const GreedyTransfer& a, const GreedyTransfer& b) { return a.start < b.start; });
+  return run;
+}
+
+Schedule greedy_bidirectional_schedule(const Problem& problem, bool enforce_rank_order) {
+  check_problem(problem);
+  const auto costs = segment_costs(problem_segments(problem), problem.element_bytes, problem.model);
+  return greedy_schedule(problem, greedy_bidirectional(problem.nranks, costs), "greedy-bidirectional",
+                         enforce_rank_order);
+}
+
+Schedule plan_greedy_bidirectional_reduce(const Problem& problem) {
+  return greedy_bidirectional_schedule(problem);
+}
+
+}  // namespace canopy::planner

@@ -1,0 +1,152 @@
+// Scatter-allgather broadcast (van de Geijn; 004_*.txt Table 1, "Scatter/Collection"
+// [20]): the root cuts the message into p blocks, a binomial tree scatters them (each
+// rank ends with its own block), and a ring allgather circulates them.
+//
+// 004's cost: (log2 P + P - 1) L + 2 ((P-1)/P) g(m). Its log2 P latency term assumes a
+// scatter that sends a whole subtree's blocks as one message. In the IR a message is
+// one segment, at most a block, so every block travels alone: the root sends p-1
+// scatter messages and p-1 ring messages (unsegmented blocks), and in hockney terms
+// (g(x) = alpha + beta x, L = 0, equal blocks of m/p bytes) the bandwidth term is
+// exactly 004's, 2 ((p-1)/p) beta m at the root, while the latency grows to about
+// 2(p-1) alpha. tests/planner/test_bcast_algorithms.cpp measures both terms.
+//
+// Decisions:
+//  * Blocks: k = min(p, count) blocks of floor or ceil(count / k) elements, block b
+//    owned by relative rank b = (rank - root) mod p. count < p leaves ranks k..p-1
+//    without a block of their own: they still take part in the ring (they forward
+//    what they receive), so any count works; count 0 is an empty schedule.
+//  * Segments: each block is cut by the problem's segment size like any message
+//    (uniform_segments; 0 keeps a block whole), so a block travels as one message or
+//    as a train of segments that a full-duplex rank forwards while it still receives
+//    the rest. An explicit layout (problem.segment_counts) is used as given and its
+//    segments are grouped into k = min(p, segments) blocks of consecutive segments.
+//  * Scatter: the binomial tree of the binomial broadcast (relative ranks, largest
+//    subtree first). A rank receives its subtree's blocks in the order it forwards
+//    them (its first child's blocks, then the next child's, ..., its own last) and
+//    then forwards them: store-and-forward on a half-duplex port, pipelined on a
+//    full-duplex one (its receives are posted first, a send waits only for its block).
+//  * Ring: in step s = 0..p-2 relative rank v sends block (v - s) mod p to v + 1 and
+//    receives block (v - 1 - s) mod p from v - 1. A transfer is skipped when the block
+//    does not exist (count < p) or the receiver already has it from the scatter (the
+//    blocks of its own subtree): every rank receives every block exactly once and never
+//    receives into a buffer it may still be sending from.
+//  * Half duplex: with everyone sending first, every port of the ring would wait on
+//    the next one. Even relative ranks send first and odd ones receive first; for odd
+//    p the two even neighbours p-1 and 0 meet, but 0 first serves its send to the odd
+//    rank 1, so no cycle of waits remains (the simulator checks p = 1..33).
+#include <algorithm>
+#include <string>
+
+#include "planner/segments.h"
+#include "planner/tree.h"
+
+namespace canopy::planner {
+
+namespace {
+
+int lowbit(int v) { return v & -v; }
+
+// Relative rank v's binomial subtree is v .. v + subtree_size(v) - 1.
+int subtree_size(int p, int v) { return v == 0 ? p : std::min(lowbit(v), p - v); }
+
+// Children of relative rank v, largest subtree first.
+std::vector<int> children(int p, int v) {
+  std::vector<int> out;
+  const int limit = v == 0 ? p : lowbit(v);
+  for (int mask = 1; mask < limit && v + mask < p; mask <<= 1) out.push_back(v + mask);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+// The existing blocks (< k) of v's subtree in the order v forwards them.
+void bundle(int p, int k, int v, std::vector<int>& out) {
+  for (int c : children(p, v)) bundle(p, k, c, out);
+  if (v < k) out.push_back(v);
+}
+
+bool in_subtree(int p, int v, int block) { return block >= v && block < v + subtree_size(p, v); }
+
+// The layout and which segments make up each block: block b is segments
+// first[b] .. first[b+1]-1.
+struct Blocks {
+  std::vector<Segment> segments;
+  std::vector<int> first;
+  int count() const { return static_cast<int>(first.size()) - 1; }
+};
+
+Blocks block_layout(const Problem& problem) {
+  Blocks out;
+  const std::int64_t p = problem.nranks;
+  if (!problem.segment_counts.empty()) {
+    out.segments = problem_segments(problem);
+    const std::int64_t n = static_cast<std::int64_t>(out.segments.size()), k = std::min(p, n);
+    for (std::int64_t b = 0; b <= k; ++b) out.first.push_back(static_cast<int>(b * n / k));
+    return out;
+  }
+  const std::int64_t k = std::min(p, problem.count);
+  out.first.push_back(0);
+  std::int64_t offset = 0;
+  for (std::int64_t b = 0; b < k; ++b) {
+    const std::int64_t size = problem.count / k + (b < problem.count % k ? 1 : 0);
+    for (Segment seg : uniform_segments(size, problem.element_bytes, problem.segment_bytes)) {
+      seg.first += offset;
+      out.segments.push_back(seg);
+    }
+    offset += size;
+    if (static_cast<std::int64_t>(out.segments.size()) > kMaxSegments)
+      throw PlanError("scatter-allgather: more than " + std::to_string(kMaxSegments) + " segments");
+    out.first.push_back(static_cast<int>(out.segments.size()));
+  }
+  return out;
+}
+
+}  // namespace
+
+Schedule plan_scatter_allgather_bcast(const Problem& problem) {
+  Schedule s = blank_schedule(problem, "scatter-allgather");
+  const Blocks blocks = block_layout(problem);
+  s.segments = blocks.segments;
+  const int p = problem.nranks, k = blocks.count();
+  if (k == 0) return s;
+  auto rank = [&](int v) { return (problem.root + v) % p; };
+  auto send_block = [&](std::vector<Step>& out, int to, int b) {
+    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::send(to, j));
+  };
+  auto recv_block = [&](std::vector<Step>& out, int from, int b) {
+    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::recv_into_accumulator(from, j));
+  };
+
+  for (int v = 0; v < p; ++v) {
+    auto& out = s.steps[rank(v)];
+    // Scatter.
+    if (v != 0) {
+      std::vector<int> mine;
+      bundle(p, k, v, mine);
+      const int parent = v & (v - 1);
+      for (int b : mine) recv_block(out, rank(parent), b);
+    }
+    for (int c : children(p, v)) {
+      std::vector<int> theirs;
+      bundle(p, k, c, theirs);
+      for (int b : theirs) send_block(out, rank(c), b);
+    }
+    // Ring allgather.
+    const int next = (v + 1) % p, prev = (v + p - 1) % p;
+    for (int step = 0; step + 1 < p; ++step) {
+      const int out_block = ((v - step) % p + p) % p;
+      const int in_block = ((v - 1 - step) % p + p) % p;
+      const bool sends = out_block < k && !in_subtree(p, next, out_block);
+      const bool receives = in_block < k && !in_subtree(p, v, in_block);
+      if (v % 2 == 0) {
+        if (sends) send_block(out, rank(next), out_block);
+        if (receives) recv_block(out, rank(prev), in_block);
+      } else {
+        if (receives) recv_block(out, rank(prev), in_block);
+        if (sends) send_block(out, rank(next), out_block);
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace canopy::planner

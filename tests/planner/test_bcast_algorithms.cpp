@@ -1,0 +1,248 @@
+// Broadcast algorithms against 004_*.txt Table 1 (pLogP models of the broadcast):
+// flat tree, chain and segmented chain (pipeline), binary tree, segmented binomial tree
+// and scatter/collection (van de Geijn's scatter-allgather). In hockney terms a
+// message of x bytes costs g(x) = alpha + beta x and L = 0; half duplex a rank sends or
+// receives, full duplex both at once.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "planner/cost_model.h"
+#include "planner/segments.h"
+#include "planner/tree.h"
+#include "support.h"
+
+using namespace canopy::planner;
+using namespace canopy::planner::testing;
+
+namespace {
+
+CostModel with_duplex(CostModel m, Duplex d) {
+  m.duplex = d;
+  return m;
+}
+
+std::vector<int> roots_for(int p) {
+  if (p <= 9) {
+    std::vector<int> all(p);
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+  return {0, p / 2, p - 1};
+}
+
+Simulation simulate_ok(const Schedule& s, const CostModel& model) {
+  const Simulation sim = simulate(s, model);
+  INFO(label(s) << " under " << model.spec() << ": " << sim.error);
+  REQUIRE(sim.ok);
+  return sim;
+}
+
+int floor_log2(int p) {
+  int k = 0;
+  while ((2 << k) <= p) ++k;
+  return k;
+}
+
+int count_steps(const std::vector<Step>& steps, StepKind kind) {
+  return static_cast<int>(std::count_if(steps.begin(), steps.end(), [&](const Step& s) { return s.kind == kind; }));
+}
+
+}  // namespace
+
+TEST_CASE("flat, chain, binary and scatter-allgather bcast validate and simulate (half and full "
+          "duplex: no port deadlock) for p = 1..33, several roots, counts 0, 1, 7, 100 and several "
+          "segment sizes",
+          "[bcast][validate]") {
+  const std::int64_t element_bytes = 8;
+  const CostModel half = hockney_model(1, 0.5, 0);
+  for (const char* algorithm : {"flat", "chain", "binary", "scatter-allgather"})
+    for (const CostModel& model : {default_model(), half})
+      for (int p = 1; p <= 33; ++p)
+        for (int root : roots_for(p))
+          for (std::int64_t count : {0, 1, 7, 100})
+            for (std::int64_t seg : {std::int64_t{0}, element_bytes, 3 * element_bytes, 16 * element_bytes}) {
+              if (count == 100 && seg == element_bytes) continue;  // 100 segments: slow, adds nothing
+              const Problem problem = make_problem(Collective::Bcast, p, root, count, element_bytes, true, seg, model);
+              const Schedule s = plan_with(algorithm, problem);
+              CHECK(s.algorithm == algorithm);
+              check_valid(s);
+              if (model.duplex == Duplex::Half) simulate_ok(s, model);
+            }
+}
+
+TEST_CASE("Flat tree bcast (004 Table 1: L + (P-1) g(m); segmented: L + (P-1) g(s) k): "
+          "(p-1)(q alpha + beta m) in either duplex mode",
+          "[bcast][closed-form]") {
+  const double alpha = 3, beta = 0.25;
+  for (Duplex d : {Duplex::Half, Duplex::Full})
+    for (int p = 1; p <= 20; ++p)
+      for (int q : {1, 3})
+        for (int root : {0, p - 1}) {
+          CAPTURE(p, q, root);
+          const CostModel model = with_duplex(hockney_model(alpha, beta, 0), d);
+          const std::int64_t per = 4;
+          const Problem problem = make_problem(Collective::Bcast, p, root, q * per, 1, true, per, model);
+          CHECK(simulate_ok(plan_with("flat", problem), model).makespan == (p - 1) * (q * alpha + beta * q * per));
+        }
+}
+
+TEST_CASE("Segmented chain bcast (004 Table 1: (P-1)(g(s) + L) + g(s)(k-1)): full duplex "
+          "(p-1 + q-1)(alpha + beta s); half duplex a forwarding rank's one port carries both "
+          "directions: ((p-1) + 2(q-1))(alpha + beta s)",
+          "[bcast][closed-form][pipeline]") {
+  const double alpha = 3, beta = 0.25;
+  for (Duplex d : {Duplex::Half, Duplex::Full})
+    for (int p = 1; p <= 20; ++p)
+      for (int q : {1, 2, 5, 9})
+        for (int root : {0, p / 3, p - 1}) {
+          CAPTURE(p, q, root, d == Duplex::Full);
+          const CostModel model = with_duplex(hockney_model(alpha, beta, 0), d);
+          const std::int64_t per = 8;
+          const Problem problem = make_problem(Collective::Bcast, p, root, q * per, 1, true, per, model);
+          const double g = alpha + beta * per;
+          const double makespan = simulate_ok(plan_with("chain", problem), model).makespan;
+          if (p == 1) CHECK(makespan == 0);
+          else if (d == Duplex::Full || p == 2) CHECK(makespan == ((p - 1) + (q - 1)) * g);  // 004, L = 0
+          else CHECK(makespan == ((p - 1) + 2 * (q - 1)) * g);
+          if (q == 1 && p > 1) CHECK(makespan == (p - 1) * g);  // 004 "Chain": (P-1)(g(m) + L)
+        }
+}
+
+TEST_CASE("Binary tree bcast (004 Table 1: <= ceil(log2 P)(2 g(m) + L)): the rank reached through "
+          "second children waits most; exact on perfect trees, 2 floor(log2 p) g(m); segmented "
+          "perfect trees: 2(N-1) + 3(q-1) steps half duplex, 2(N-1) + 2(q-1) full duplex",
+          "[bcast][closed-form][binary]") {
+  const double alpha = 3, beta = 0.25;
+  const std::int64_t per = 8;
+  const double g = alpha + beta * per;
+  for (int p = 1; p <= 64; ++p)
+    for (int root : {0, p - 1}) {
+      CAPTURE(p, root);
+      const CostModel model = hockney_model(alpha, beta, 0);
+      const Schedule s = plan_with("binary", make_problem(Collective::Bcast, p, root, per, 1, true, 0, model));
+      // A rank sends to its children one after the other: child i of a rank waits i+1
+      // transfers after its parent has the message.
+      const Tree t = tree_of(s);
+      std::function<double(int)> finish = [&](int r) {
+        double worst = 0;
+        for (std::size_t i = 0; i < t.children[r].size(); ++i)
+          worst = std::max(worst, (i + 1) * g + finish(t.children[r][i]));
+        return worst;
+      };
+      const double makespan = simulate_ok(s, model).makespan;
+      CHECK(makespan == finish(t.root));
+      CHECK(makespan <= 2 * floor_log2(p) * g);
+      CHECK(makespan <= ceil_log2(p) * 2 * g);  // 004's bound, L = 0
+      if (p == (2 << floor_log2(p)) - 1) CHECK(makespan == 2 * floor_log2(p) * g);
+    }
+  for (Duplex d : {Duplex::Half, Duplex::Full})
+    for (int N : {2, 3, 4, 5})
+      for (int q : {1, 2, 3, 6}) {
+        const int p = (1 << N) - 1;
+        CAPTURE(p, q, d == Duplex::Full);
+        const CostModel model = with_duplex(hockney_model(alpha, beta, 0), d);
+        const double makespan =
+            simulate_ok(plan_with("binary", make_problem(Collective::Bcast, p, 0, q * per, 1, true, per, model)), model)
+                .makespan;
+        // Per segment the root sends twice; an inner rank receives once and sends twice,
+        // which costs 3 transfers on one half-duplex port and 2 on a full-duplex send port.
+        const int per_segment = (d == Duplex::Half && N >= 3) ? 3 : 2;
+        CHECK(makespan == (2 * (N - 1) + per_segment * (q - 1)) * g);
+      }
+}
+
+TEST_CASE("Segmented binomial bcast (004 Table 1: ceil(log2 P) L + floor(log2 P) g(s) k): the root "
+          "sends every segment ceil(log2 p) times, ceil(log2 p) q g(s) in either duplex mode; 004's "
+          "floor agrees for powers of two",
+          "[bcast][closed-form][binomial]") {
+  const double alpha = 1, beta = 0.5;
+  for (Duplex d : {Duplex::Half, Duplex::Full})
+    for (int p = 1; p <= 33; ++p)
+      for (int q : {1, 2, 5}) {
+        CAPTURE(p, q, d == Duplex::Full);
+        const CostModel model = with_duplex(hockney_model(alpha, beta, 0), d);
+        const std::int64_t per = 4;
+        const double g = alpha + beta * per;
+        const double makespan =
+            simulate_ok(plan_with("binomial", make_problem(Collective::Bcast, p, p / 2, q * per, 1, true, per, model)),
+                        model)
+                .makespan;
+        CHECK(makespan == ceil_log2(p) * q * g);
+        if ((p & (p - 1)) == 0) CHECK(makespan == floor_log2(p) * q * g);
+      }
+}
+
+TEST_CASE("Scatter-allgather (004 Table 1, Scatter/Collection: (log2 P + P - 1) L + 2 ((P-1)/P) "
+          "g(m)): full duplex, equal blocks, exactly 2(p-1)(alpha + beta m/p): 004's bandwidth "
+          "term exactly, and 2(p-1) alpha latency since every block is its own message",
+          "[bcast][closed-form][scatter-allgather]") {
+  for (int p = 1; p <= 33; ++p)
+    for (int root : {0, p / 2, p - 1}) {
+      CAPTURE(p, root);
+      const std::int64_t block = 6, m = block * p;
+      const CostModel model = with_duplex(hockney_model(3, 0.25, 0), Duplex::Full);
+      const Schedule s = plan_with("scatter-allgather", make_problem(Collective::Bcast, p, root, m, 1, true, 0, model));
+      REQUIRE(static_cast<int>(s.segments.size()) == p);
+      const double makespan = simulate_ok(s, model).makespan;
+      CHECK(makespan == 2 * (p - 1) * (3 + 0.25 * block));
+      // The two terms apart: beta only gives 004's bandwidth term exactly; alpha only
+      // gives 2(p-1) alpha, at least 004's (log2 P + P - 1) alpha.
+      const CostModel bandwidth = with_duplex(hockney_model(0, 1, 0), Duplex::Full);
+      CHECK(simulate_ok(s, bandwidth).makespan == Approx(2.0 * (p - 1) / p * m).epsilon(1e-12));
+      const CostModel latency = with_duplex(hockney_model(1, 0, 0), Duplex::Full);
+      const double lat = simulate_ok(s, latency).makespan;
+      CHECK(lat == 2 * (p - 1));
+      if (p > 1) CHECK(lat >= std::log2(p) + p - 1);
+      // The root sends each block twice (scatter, then ring); nobody sends to it.
+      if (p > 1) CHECK(count_steps(s.steps[root], StepKind::Send) == 2 * (p - 1));
+      CHECK(count_steps(s.steps[root], StepKind::Recv) == 0);
+    }
+}
+
+TEST_CASE("Scatter-allgather, half duplex: between the root's 2(p-1) block transfers and "
+          "3(p-1) of them; every rank receives every block once",
+          "[bcast][scatter-allgather]") {
+  for (int p = 1; p <= 33; ++p) {
+    CAPTURE(p);
+    const std::int64_t block = 4, m = block * p;
+    const CostModel model = hockney_model(2, 0.5, 0);
+    const Schedule s = plan_with("scatter-allgather", make_problem(Collective::Bcast, p, p / 3, m, 1, true, 0, model));
+    const double g = 2 + 0.5 * block;
+    const double makespan = simulate_ok(s, model).makespan;
+    CHECK(makespan >= 2 * (p - 1) * g);
+    CHECK(makespan <= 3 * (p - 1) * g);
+    for (int r = 0; r < p; ++r) {
+      std::vector<int> got(s.segments.size(), 0);
+      for (const Step& st : s.steps[r])
+        if (st.kind == StepKind::Recv) ++got[st.segment];
+      for (std::size_t j = 0; j < got.size(); ++j) CHECK(got[j] == (r == p / 3 ? 0 : 1));
+    }
+  }
+}
+
+TEST_CASE("Scatter-allgather with fewer elements than ranks uses count blocks; segment sizes cut "
+          "each block; an explicit layout is grouped into blocks",
+          "[bcast][scatter-allgather]") {
+  const CostModel model = hockney_model(1, 0.5, 0);
+  for (int p : {2, 5, 16, 33})
+    for (std::int64_t count : {1, 2, 7}) {
+      CAPTURE(p, count);
+      const Schedule s = plan_with("scatter-allgather", make_problem(Collective::Bcast, p, 1 % p, count, 4, true, 0, model));
+      CHECK(static_cast<std::int64_t>(s.segments.size()) == std::min<std::int64_t>(p, count));
+      check_valid(s);
+    }
+  CHECK(plan_with("scatter-allgather", make_problem(Collective::Bcast, 8, 0, 0, 4, true, 0, model)).total_steps() == 0);
+  // 8 ranks, 100 elements: blocks of 13 or 12 elements, cut into segments of 5.
+  const Schedule cut = plan_with("scatter-allgather", make_problem(Collective::Bcast, 8, 0, 100, 4, true, 20, model));
+  check_valid(cut);
+  CHECK(cut.segments.size() == 4 * 3 + 4 * 3u);  // 13 -> 5,5,3 and 12 -> 5,5,2
+  for (const Segment& seg : cut.segments) CHECK(seg.count <= 5);
+  Problem explicit_layout = make_problem(Collective::Bcast, 4, 2, 10, 4, true, 0, model);
+  explicit_layout.segment_counts = {1, 2, 3, 4};
+  const Schedule grouped = plan_with("scatter-allgather", explicit_layout);
+  check_valid(grouped);
+  CHECK(segment_counts_of(grouped.segments) == explicit_layout.segment_counts);
+}
