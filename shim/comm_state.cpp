@@ -1,6 +1,7 @@
 #include "shim/comm_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -129,7 +130,26 @@ CachedPlan& CommState::plan(const PlanKey& key) {
   try {
     // The model's best schedules (two when tuning, so a wrong model can be overruled),
     // each validated before it may run.
-    std::vector<planner::Plan> ranked = planner::rank_plans(problem, request);
+    std::vector<planner::Plan> ranked;
+    try {
+      ranked = planner::rank_plans(problem, request);
+    } catch (const planner::PlanError& e) {
+      if (request.algorithm == "auto") throw;
+      // A forced algorithm may decline a call (e.g. a commutative-only one meeting a
+      // non-commutative op). Native MPI is no safe harbour (MPICH 4.0.2 crashes on
+      // in-place reduces at non-zero roots), so the model's best algorithm runs.
+      // Said once per process and collective; later cases at debug level.
+      static std::atomic<bool> said[2];
+      const bool first = !said[static_cast<int>(key.collective)].exchange(true);
+      if (rank_ == 0)
+        rt.log->log(first ? spdlog::level::warn : spdlog::level::debug,
+                    "{}={} cannot plan {} on {} ranks ({}); using the model's best algorithm{}",
+                    key.collective == planner::Collective::Reduce ? "CANOPY_REDUCE_ALGO" : "CANOPY_BCAST_ALGO",
+                    request.algorithm, planner::to_string(key.collective), size_, e.what(),
+                    first ? " (further cases at debug level)" : "");
+      request.algorithm = "auto";
+      ranked = planner::rank_plans(problem, request);
+    }
     const std::size_t wanted = tune ? 2 : 1;
     for (planner::Plan& p : ranked) {
       if (made->candidates.size() == wanted) break;

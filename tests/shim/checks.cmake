@@ -84,3 +84,13 @@ endif()
 add_test(NAME "mpi preload: demo" COMMAND ${expect} 1 1 "^CHECK OK" --
          ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 4 $<TARGET_FILE:canopy-demo> --seconds 0.05)
 set_tests_properties("mpi preload: demo" PROPERTIES LABELS "mpi;preload" TIMEOUT 120)
+
+# A forced algorithm that declines a call (a commutative-only one meeting the
+# non-commutative matrix product) hands it to Canopy's best algorithm, not to native
+# MPI, and says so once.
+add_test(NAME "mpi preload: forced algorithm declines, Canopy's best runs"
+         COMMAND ${expect} 1 1 "CANOPY_REDUCE_ALGO=greedy-segmented cannot plan reduce.*model's best algorithm" --
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 4 $<TARGET_FILE:reduce_special>)
+set_tests_properties("mpi preload: forced algorithm declines, Canopy's best runs" PROPERTIES
+                     ENVIRONMENT "CANOPY_REDUCE_ALGO=greedy-segmented;CANOPYTEST_EXPECT_INTERCEPT=1"
+                     LABELS "mpi;preload" TIMEOUT 120)
