@@ -41,7 +41,7 @@ std::string resolve_model(const std::string& value, std::string& error) {
   if (value.empty() || value == "default") return "";
   if (value == "measure") return "measure";
   std::string spec = value;
-  if (value.rfind("hockney:", 0) != 0 && value.rfind("overlap:", 0) != 0) {
+  if (value.rfind("hockney:", 0) != 0 && value.rfind("overlap:", 0) != 0 && value.rfind("plogp:", 0) != 0) {
     // A file: its first line that is neither blank nor a # comment is the spec.
     std::ifstream in(value);
     if (!in) {
@@ -83,7 +83,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "JSON lines, one per distinct schedule used; without %r only world rank 0 writes",
        "CANOPY_SCHEDULE_LOG=/tmp/canopy-%r.jsonl"},
       {"CANOPY_MODEL", "model", "default",
-       "default, measure, hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,overlap=0|1], or a file holding such a spec",
+       "default, measure, hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,overlap=0|1], "
+       "plogp:L=L,g=BYTES:SECONDS/...[,gamma=G] or plogp:FILE, or a file holding such a spec",
        "Cost model the planner predicts with (seconds, seconds per byte); measure fits it at MPI_Init with a "
        "ping-pong between ranks 0 and 1 and a MPI_Reduce_local timing, shared by rank 0",
        "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,duplex=full,overlap=1"},

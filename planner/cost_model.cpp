@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -27,6 +28,28 @@ CostModel overlap_model(double d, double c) {
   return m;
 }
 
+CostModel plogp_model(double L, std::vector<std::pair<std::int64_t, double>> gap) {
+  CostModel m;
+  m.kind = "plogp";
+  m.alpha = L;
+  m.gap = std::move(gap);
+  m.duplex = Duplex::Full;
+  m.overlap = true;
+  return m;
+}
+
+double CostModel::gap_at(std::int64_t bytes) const {
+  if (gap.size() == 1) return gap.front().second;
+  // The segment of the table that holds `bytes`, or the last one to extrapolate.
+  std::size_t i = 1;
+  while (i + 1 < gap.size() && gap[i].first < bytes) ++i;
+  const auto [m0, g0] = gap[i - 1];
+  const auto [m1, g1] = gap[i];
+  if (bytes <= m0) return g0;
+  const double slope = (g1 - g0) / static_cast<double>(m1 - m0);
+  return std::max(0.0, g0 + slope * static_cast<double>(bytes - m0));
+}
+
 CostModel default_model() {
   CostModel m = hockney_model(2e-6, 1e-10, 1e-10);
   m.copy_per_byte = 1e-10;
@@ -50,6 +73,15 @@ std::string CostModel::spec() const {
   std::ostringstream out;
   if (kind == "overlap") {
     out << "overlap:d=" << shortest(alpha) << ",c=" << shortest(reduce_fixed);
+    return out.str();
+  }
+  if (kind == "plogp") {
+    out << "plogp:L=" << shortest(alpha) << ",g=";
+    for (std::size_t i = 0; i < gap.size(); ++i)
+      out << (i ? "/" : "") << gap[i].first << ":" << shortest(gap[i].second);
+    out << ",gamma=" << shortest(gamma);
+    if (copy_per_byte != 0) out << ",copy=" << shortest(copy_per_byte);
+    out << ",duplex=" << (duplex == Duplex::Full ? "full" : "half") << ",overlap=" << (overlap ? 1 : 0);
     return out.str();
   }
   out << "hockney:alpha=" << shortest(alpha) << ",beta=" << shortest(beta) << ",gamma=" << shortest(gamma);
@@ -87,12 +119,53 @@ std::map<std::string, std::string> parse_pairs(const std::string& body) {
   return out;
 }
 
+
+// "M1:G1/M2:G2/..." -> increasing (bytes, seconds) pairs.
+std::vector<std::pair<std::int64_t, double>> parse_gaps(const std::string& text) {
+  std::vector<std::pair<std::int64_t, double>> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, '/')) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos)
+      throw std::invalid_argument("pLogP gap '" + item + "' is not of the form BYTES:SECONDS");
+    const double bytes = parse_number("g bytes", item.substr(0, colon));
+    const double g = parse_number("g seconds", item.substr(colon + 1));
+    if (!out.empty() && bytes <= out.back().first)
+      throw std::invalid_argument("pLogP gaps must be listed by increasing message size");
+    out.push_back({static_cast<std::int64_t>(bytes), g});
+  }
+  if (out.empty()) throw std::invalid_argument("pLogP needs g=BYTES:SECONDS[/BYTES:SECONDS...]");
+  return out;
+}
+
+// A pLogP file: "L <s>", "<bytes> <g s>" rows, optional "gamma <s/B>", "copy <s/B>".
+std::string plogp_file_to_spec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("pLogP file '" + path + "' cannot be read");
+  std::string L, gaps, extra;
+  for (std::string line; std::getline(in, line);) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::stringstream words(line);
+    std::string key, value, more;
+    if (!(words >> key)) continue;
+    if (!(words >> value) || (words >> more))
+      throw std::invalid_argument("pLogP file '" + path + "': line '" + line + "' is not 'KEY VALUE'");
+    if (key == "L") L = value;
+    else if (key == "gamma" || key == "copy") extra += "," + key + "=" + value;
+    else gaps += (gaps.empty() ? "" : "/") + key + ":" + value;
+  }
+  if (L.empty()) throw std::invalid_argument("pLogP file '" + path + "' has no 'L <seconds>' line");
+  return "L=" + L + ",g=" + gaps + extra;
+}
+
 }  // namespace
 
 CostModel parse_model(const std::string& spec) {
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
-  const std::string body = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  std::string body = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  if (kind == "plogp" && body.find('=') == std::string::npos) body = plogp_file_to_spec(body);
   auto pairs = parse_pairs(body);
   auto take = [&](const std::string& key, bool required, double fallback) {
     auto it = pairs.find(key);
@@ -109,11 +182,19 @@ CostModel parse_model(const std::string& spec) {
     const double d = take("d", true, 0);
     const double c = take("c", true, 0);
     m = overlap_model(d, c);
-  } else if (kind == "hockney") {
-    const double a = take("alpha", true, 0);
-    const double b = take("beta", true, 0);
-    const double g = take("gamma", false, 0);
-    m = hockney_model(a, b, g);
+  } else if (kind == "hockney" || kind == "plogp") {
+    if (kind == "hockney") {
+      const double a = take("alpha", true, 0);
+      const double b = take("beta", true, 0);
+      m = hockney_model(a, b, 0);
+    } else {
+      const double L = take("L", true, 0);
+      auto it = pairs.find("g");
+      if (it == pairs.end()) throw std::invalid_argument("model 'plogp' needs g=BYTES:SECONDS[/...]");
+      m = plogp_model(L, parse_gaps(it->second));
+      pairs.erase(it);
+    }
+    m.gamma = take("gamma", false, 0);
     m.copy_per_byte = take("copy", false, 0);
     if (auto it = pairs.find("duplex"); it != pairs.end()) {
       if (it->second != "half" && it->second != "full")
@@ -130,7 +211,7 @@ CostModel parse_model(const std::string& spec) {
   } else {
     throw std::invalid_argument("model '" + spec +
                                 "': allowed hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,"
-                                "overlap=0|1] or overlap:d=D,c=C");
+                                "overlap=0|1], overlap:d=D,c=C, plogp:L=L,g=M:G/M:G[,...] or plogp:FILE");
   }
   if (!pairs.empty())
     throw std::invalid_argument("model '" + kind + "' has no parameter '" + pairs.begin()->first + "'");

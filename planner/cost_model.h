@@ -9,17 +9,24 @@
 //    transfer costs d, a reduction costs c, a machine takes part in one transfer at a
 //    time (duplex=half) and transfers overlap computation (overlap=true). It is the
 //    Hockney form with alpha=d, beta=0, reduce_fixed=c, gamma=0.
+//  * pLogP (004_*.txt, Steffenel, after Kielmann et al.): a message of m bytes holds
+//    the sender's and the receiver's port for the gap g(m) and arrives after L + g(m);
+//    g is measured at a few sizes and interpolated linearly in between (extrapolated
+//    from the last two points beyond). pLogP has no computation term; gamma and copy
+//    add Canopy's reductions and copies.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace canopy::planner {
 
 enum class Duplex { Half, Full };
 
 struct CostModel {
-  std::string kind = "hockney";  // "hockney" or "overlap": how spec() prints it
+  std::string kind = "hockney";  // "hockney", "overlap" or "plogp": how spec() prints it
   double alpha = 0;              // seconds (or model units) per message
   double beta = 0;               // per byte transferred
   double gamma = 0;              // per byte reduced
@@ -27,8 +34,17 @@ struct CostModel {
   double copy_per_byte = 0;      // per byte copied locally
   Duplex duplex = Duplex::Half;  // Full: a rank may send and receive at once
   bool overlap = false;          // true: computation runs while transfers progress
+  // pLogP: g(m) at measured sizes, increasing in bytes; empty for the other models.
+  // alpha is then pLogP's L.
+  std::vector<std::pair<std::int64_t, double>> gap;
 
-  double transfer(std::int64_t bytes) const { return alpha + beta * static_cast<double>(bytes); }
+  // From the start of a transfer to the data's arrival.
+  double transfer(std::int64_t bytes) const {
+    return gap.empty() ? alpha + beta * static_cast<double>(bytes) : alpha + gap_at(bytes);
+  }
+  // How long a transfer holds the sender's and the receiver's ports.
+  double occupancy(std::int64_t bytes) const { return gap.empty() ? transfer(bytes) : gap_at(bytes); }
+  double gap_at(std::int64_t bytes) const;
   double reduce(std::int64_t bytes) const { return reduce_fixed + gamma * static_cast<double>(bytes); }
   double copy(std::int64_t bytes) const { return copy_per_byte * static_cast<double>(bytes); }
 
@@ -43,9 +59,14 @@ CostModel overlap_model(double d, double c);
 // overlapping computation (the executor keeps transfers in flight while reducing).
 CostModel default_model();
 
-// Parses "hockney:alpha=A,beta=B,gamma=G[,copy=C][,duplex=half|full][,overlap=0|1]"
-// or "overlap:d=D,c=C". Throws std::invalid_argument naming the bad part and what
-// is allowed.
+// pLogP with latency L and gaps g (pairs of bytes and seconds, at least one).
+CostModel plogp_model(double L, std::vector<std::pair<std::int64_t, double>> gap);
+
+// Parses "hockney:alpha=A,beta=B,gamma=G[,copy=C][,duplex=half|full][,overlap=0|1]",
+// "overlap:d=D,c=C", "plogp:L=L,g=M1:G1/M2:G2/...[,gamma=G,copy=C,duplex=..,overlap=..]"
+// or "plogp:FILE" (a file of lines "L <seconds>", "<bytes> <g seconds>", optionally
+// "gamma <s/byte>" and "copy <s/byte>"; # starts a comment). Throws
+// std::invalid_argument naming the bad part and what is allowed.
 CostModel parse_model(const std::string& spec);
 
 }  // namespace canopy::planner

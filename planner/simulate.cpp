@@ -144,9 +144,12 @@ class EventRun {
       Port& in = ports_[to.rank][recv_port()];
       if (post_[to.rank][to.index] == kUnset || in.queue.empty() || in.queue.front() != to.index) break;
       const double start = std::max({post_[r][i], post_[to.rank][to.index], out.free, in.free});
-      const double end = start + m_.transfer(s_.segment_bytes(s_.steps[r][i].segment));
+      const std::int64_t bytes = s_.segment_bytes(s_.steps[r][i].segment);
+      const double end = start + m_.transfer(bytes);
       timing_[r][i] = timing_[to.rank][to.index] = {start, end};
-      out.free = in.free = end;
+      // The ports are free again after the occupancy (pLogP's gap), which may be
+      // shorter than the time to arrival (its L + gap).
+      out.free = in.free = start + m_.occupancy(bytes);
       out.queue.pop_front();
       in.queue.pop_front();
       wake(to.rank);  // the data it waits for is there, and its port moved on

@@ -29,6 +29,9 @@ Models (--model):
   overlap:d=D,c=C
       the (d, c) model of 000 (Canon & Antoniu): transfers cost d, reductions c,
       overlapping; one indivisible element per rank (use --bytes 1).
+  plogp:L=L,g=BYTES:SECONDS/BYTES:SECONDS/...[,gamma=G]   or   plogp:FILE
+      pLogP of 004: a message arrives after L + g(m) and holds both ports for g(m);
+      g interpolated between the sizes given. FILE: lines "L 2e-6", "65536 1e-5", ...
   default
       Canopy's built-in model (what the shim uses without CANOPY_MODEL).
 
@@ -167,7 +170,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--algo", o.algorithm, "a registered algorithm, or auto")->capture_default_str();
   app.add_option("--segment-bytes", o.segment_bytes, "pipeline segment size; 0 = none; default: the planner chooses");
-  app.add_option("--model", o.model, "cost model: hockney:..., overlap:..., or default")->capture_default_str();
+  app.add_option("--model", o.model, "cost model: hockney:..., overlap:..., plogp:..., or default")
+      ->capture_default_str();
   app.add_flag("--non-commutative", o.non_commutative, "the reduction must combine operands in rank order");
   app.add_flag("--json", o.json, "print JSON instead of text");
   app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
