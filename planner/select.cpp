@@ -8,10 +8,25 @@
 
 namespace canopy::planner {
 
+namespace {
+constexpr int kMaxCandidateSegmentsLog2 = 8;  // at most 256 segments
+constexpr int kHillClimbBudget = 6;           // extra simulations per algorithm
+constexpr std::int64_t kMinCandidateSegmentBytes = 1024;
+}  // namespace
+
 std::vector<std::int64_t> segment_candidates(std::int64_t bytes) {
+  // 004 (Steffenel, section 3): s = m / 2^i. Rounded up so that m / 2^i gives at most
+  // 2^i segments; i stops at 8 (256 segments), where simulation cost and the
+  // executor's scratch slots stop paying for themselves, and at segments of 1 KiB
+  // ("too small messages pay more for their headers than for their content", 004;
+  // smaller ones would multiply the planning time of every new message size). 0 is
+  // the whole message.
   std::vector<std::int64_t> out{0};
-  for (std::int64_t s = 4096; s < bytes; s *= 2)
-    if ((bytes + s - 1) / s <= 256) out.push_back(s);
+  for (int i = 1; i <= kMaxCandidateSegmentsLog2; ++i) {
+    const std::int64_t s = (bytes + (std::int64_t{1} << i) - 1) >> i;
+    if (s < kMinCandidateSegmentBytes || s >= bytes || s == out.back()) break;
+    out.push_back(s);
+  }
   return out;
 }
 
@@ -32,10 +47,13 @@ std::vector<Plan> rank_plans(Problem problem, const Request& request) {
                                               : segment_candidates(problem.bytes());
   std::vector<Plan> ranked;
   std::string last_error = "no candidate";
+  const std::int64_t bytes = problem.bytes();
   for (const Algorithm* a : algos) {
     bool found = false;
     Plan best;
-    for (std::int64_t size : sizes) {
+    std::int64_t best_size = 0;
+    // Builds and prices one segment size; keeps it if it is the best so far.
+    auto consider = [&](std::int64_t size) {
       problem.segment_bytes = size;
       Schedule s;
       try {
@@ -44,17 +62,39 @@ std::vector<Plan> rank_plans(Problem problem, const Request& request) {
         // An algorithm may decline a problem (e.g. it cannot keep rank order for a
         // non-commutative operation); the others still compete.
         last_error = std::string(a->name) + ": " + e.what();
-        continue;
+        return false;
       }
       const Simulation sim = simulate(s, problem.model);
       if (!sim.ok) {
         last_error = std::string(a->name) + ": " + sim.error;
-        continue;
+        return false;
       }
-      if (!found || sim.makespan < best.predicted) {
-        best.schedule = std::move(s);
-        best.predicted = sim.makespan;
-        found = true;
+      if (found && sim.makespan >= best.predicted) return false;
+      best.schedule = std::move(s);
+      best.predicted = sim.makespan;
+      best_size = size;
+      found = true;
+      return true;
+    };
+    for (std::int64_t size : sizes) consider(size);
+    // 004 refines the m/2^i search by local hill-climbing (after Kielmann et al.): step
+    // to a neighbouring size while that predicts faster, halving the step when neither
+    // neighbour is, within a small budget of extra simulations.
+    if (found && request.segment_bytes < 0 && best_size > 0 && problem.segment_counts.empty()) {
+      std::int64_t step = best_size / 2;
+      for (int budget = kHillClimbBudget; step >= std::max<std::int64_t>(problem.element_bytes, 64) && budget > 0;) {
+        bool moved = false;
+        for (std::int64_t size : {best_size - step, best_size + step}) {
+          if (size < kMinCandidateSegmentBytes || size >= bytes ||
+              (bytes + size - 1) / size > (1 << kMaxCandidateSegmentsLog2))
+            continue;
+          --budget;
+          if (consider(size)) {
+            moved = true;
+            break;
+          }
+        }
+        if (!moved) step /= 2;
       }
     }
     if (found) ranked.push_back(std::move(best));

@@ -22,8 +22,9 @@ struct Plan {
   double predicted = 0;  // simulated makespan under problem.model, in its units
 };
 
-// Segment sizes worth trying for a message: the whole message and powers of two from
-// 4 KiB up, as long as they give at most 256 segments.
+// Segment sizes worth trying for a message (004): the whole message (0) and
+// s = ceil(m / 2^i) for i = 1..8 (at most 256 segments) down to 1 KiB. make_plan then
+// refines the best of them by local hill-climbing.
 std::vector<std::int64_t> segment_candidates(std::int64_t bytes);
 
 // Every candidate that can be built and priced, cheapest first, keeping for each

@@ -135,26 +135,47 @@ TEST_CASE("Select: a forced segment size is the one the layout uses (scatter-all
       }
 }
 
-TEST_CASE("Select: segment candidates are the whole message and powers of two from 4 KiB, at most "
-          "256 segments each",
+TEST_CASE("Select: segment candidates are 004's s = m / 2^i, at most 256 segments of at least 1 KiB, "
+          "largest first",
           "[select]") {
-  for (std::int64_t bytes : {0, 1, 4096, 4097, 65536, 1 << 20, 1 << 24, (1 << 30) + 3}) {
+  for (std::int64_t bytes : {0, 1, 2, 3, 4096, 4097, 65536, 100000, 1 << 20, 1 << 24, (1 << 30) + 3}) {
     CAPTURE(bytes);
     const auto c = segment_candidates(bytes);
     REQUIRE_FALSE(c.empty());
     CHECK(c.front() == 0);
     for (std::size_t i = 1; i < c.size(); ++i) {
-      CHECK(c[i] >= 4096);
-      CHECK((c[i] & (c[i] - 1)) == 0);
+      CHECK(c[i] == (bytes + (std::int64_t{1} << i) - 1) >> i);  // ceil(m / 2^i)
       CHECK(c[i] < bytes);
-      CHECK((bytes + c[i] - 1) / c[i] <= 256);
-      if (i > 1) CHECK(c[i] == 2 * c[i - 1]);
+      CHECK(c[i] >= 1024);
+      CHECK((bytes + c[i] - 1) / c[i] <= (std::int64_t{1} << i));
+      if (i > 1) CHECK(c[i] < c[i - 1]);
     }
-    // Every power of two in range that fits is there.
+    // Every i up to 8 whose size is still a proper, new part of the message is there.
     std::size_t expected = 1;
-    for (std::int64_t s = 4096; s < bytes; s *= 2)
-      if ((bytes + s - 1) / s <= 256) ++expected;
+    for (int i = 1; i <= 8; ++i) {
+      const std::int64_t s = (bytes + (std::int64_t{1} << i) - 1) >> i;
+      if (s < 1024 || s >= bytes) break;
+      ++expected;
+    }
     CHECK(c.size() == expected);
+  }
+}
+
+TEST_CASE("Select: hill-climbing never predicts worse than the best m / 2^i size", "[select]") {
+  for (int p : {3, 8, 17}) {
+    for (std::int64_t bytes : {3000, 100000, 1 << 20}) {
+      Problem problem = make_problem(Collective::Reduce, p, 0, bytes / 4, 4, true, 0, default_model());
+      Request request;
+      request.algorithm = "chain";
+      const Plan climbed = make_plan(problem, request);
+      double best_grid = 1e300;
+      for (std::int64_t s : segment_candidates(problem.bytes())) {
+        problem.segment_bytes = s;
+        best_grid = std::min(best_grid, simulate(plan_with("chain", problem), problem.model).makespan);
+      }
+      CAPTURE(p, bytes);
+      CHECK(climbed.predicted <= best_grid);
+    }
   }
 }
 
