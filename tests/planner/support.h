@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,24 @@ inline std::int64_t fibonacci(int n) {
     b = next;
   }
   return a;
+}
+
+// Every root for small communicators, else the first, a middle and the last rank.
+inline std::vector<int> roots_for(int p) {
+  if (p <= 9) {
+    std::vector<int> all(p);
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+  return {0, p / 2, p - 1};
+}
+
+// Simulates and requires the model to run the schedule, naming it if not.
+inline Simulation simulate_ok(const Schedule& s, const CostModel& model) {
+  const Simulation sim = simulate(s, model);
+  INFO(label(s) << " under " << model.spec() << ": " << sim.error);
+  REQUIRE(sim.ok);
+  return sim;
 }
 
 }  // namespace canopy::planner::testing

@@ -22,22 +22,6 @@ namespace {
 // unidirectional system: the three shapes tree_reduce_schedule emits.
 std::vector<CostModel> reduce_models() { return {default_model(), overlap_model(1, 2), hockney_model(1, 0.5, 0.25)}; }
 
-std::vector<int> roots_for(int p) {
-  if (p <= 9) {
-    std::vector<int> all(p);
-    std::iota(all.begin(), all.end(), 0);
-    return all;
-  }
-  return {0, p / 2, p - 1};
-}
-
-Simulation simulate_ok(const Schedule& s, const CostModel& model) {
-  const Simulation sim = simulate(s, model);
-  INFO(label(s) << " under " << model.spec() << ": " << sim.error);
-  REQUIRE(sim.ok);
-  return sim;
-}
-
 // N = ceil(log2(p + 1)): the levels of a complete binary tree of p nodes.
 int levels(int p) { return ceil_log2(p + 1); }
 

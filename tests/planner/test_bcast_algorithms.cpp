@@ -24,22 +24,6 @@ CostModel with_duplex(CostModel m, Duplex d) {
   return m;
 }
 
-std::vector<int> roots_for(int p) {
-  if (p <= 9) {
-    std::vector<int> all(p);
-    std::iota(all.begin(), all.end(), 0);
-    return all;
-  }
-  return {0, p / 2, p - 1};
-}
-
-Simulation simulate_ok(const Schedule& s, const CostModel& model) {
-  const Simulation sim = simulate(s, model);
-  INFO(label(s) << " under " << model.spec() << ": " << sim.error);
-  REQUIRE(sim.ok);
-  return sim;
-}
-
 int floor_log2(int p) {
   int k = 0;
   while ((2 << k) <= p) ++k;

@@ -61,25 +61,9 @@ std::vector<SegmentCost> equal_costs(int q, double transfer, double reduce) {
   return std::vector<SegmentCost>(q, SegmentCost{transfer, reduce, 0});
 }
 
-Simulation simulate_ok(const Schedule& s, const CostModel& model) {
-  const Simulation sim = simulate(s, model);
-  INFO(label(s) << " under " << model.spec() << ": " << sim.error);
-  REQUIRE(sim.ok);
-  return sim;
-}
-
 CostModel full_duplex(CostModel m) {
   m.duplex = Duplex::Full;
   return m;
-}
-
-std::vector<int> roots_for(int p) {
-  if (p <= 9) {
-    std::vector<int> all(p);
-    std::iota(all.begin(), all.end(), 0);
-    return all;
-  }
-  return {0, p / 2, p - 1};
 }
 
 // Rank ranges merged by a run whose position v is rank perm[v]: true when every

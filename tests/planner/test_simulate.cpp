@@ -19,13 +19,6 @@ using namespace canopy::planner::testing;
 
 namespace {
 
-Simulation simulate_ok(const Schedule& s, const CostModel& model) {
-  const Simulation sim = simulate(s, model);
-  INFO(label(s) << " under " << model.spec() << ": " << sim.error);
-  REQUIRE(sim.ok);
-  return sim;
-}
-
 // The chain of 001's "Pipeline Tree": rank i sends to rank i - 1, rank 0 is the root.
 Tree chain(int p) {
   std::vector<int> parent(p), order(p);
