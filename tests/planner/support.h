@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -13,6 +14,7 @@
 #include "planner/registry.h"
 #include "planner/schedule.h"
 #include "planner/simulate.h"
+#include "planner/tree.h"
 #include "planner/validate.h"
 
 namespace canopy::planner::testing {
@@ -94,6 +96,17 @@ inline Simulation simulate_ok(const Schedule& s, const CostModel& model) {
   INFO(label(s) << " under " << model.spec() << ": " << sim.error);
   REQUIRE(sim.ok);
   return sim;
+}
+
+// Edges on the longest path from a rank to the root.
+inline int depth(const Tree& t) {
+  int deepest = 0;
+  for (int r = 0; r < t.size(); ++r) {
+    int d = 0;
+    for (int x = r; x != t.root; x = t.parent[x]) ++d;
+    deepest = std::max(deepest, d);
+  }
+  return deepest;
 }
 
 }  // namespace canopy::planner::testing

@@ -25,16 +25,6 @@ std::vector<CostModel> reduce_models() { return {default_model(), overlap_model(
 // N = ceil(log2(p + 1)): the levels of a complete binary tree of p nodes.
 int levels(int p) { return ceil_log2(p + 1); }
 
-int depth(const Tree& t) {
-  int deepest = 0;
-  for (int r = 0; r < t.size(); ++r) {
-    int d = 0;
-    for (int x = r; x != t.root; x = t.parent[x]) ++d;
-    deepest = std::max(deepest, d);
-  }
-  return deepest;
-}
-
 // Every subtree of `t` is a contiguous rank range and each rank combines its children
 // so that its accumulator stays one: the shape a non-commutative reduce needs.
 void check_rank_ordered(const Tree& t) {

@@ -39,16 +39,6 @@ int sends_in(const Schedule& s) {
   return n;
 }
 
-int depth(const Tree& t) {
-  int deepest = 0;
-  for (int r = 0; r < t.size(); ++r) {
-    int d = 0;
-    for (int x = r; x != t.root; x = t.parent[x]) ++d;
-    deepest = std::max(deepest, d);
-  }
-  return deepest;
-}
-
 // In a binomial tree (relative) rank v sits popcount(v) levels below the root
 // (Definition 12: each order adds one level above the second copy's nodes).
 int binomial_depth(int p) {
