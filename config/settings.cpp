@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/config_file.h"
 #include "planner/cost_model.h"
 #include "planner/registry.h"
 
@@ -22,16 +23,6 @@ std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
   return out;
-}
-
-std::string algorithm_choices(planner::Collective c) {
-  std::vector<std::string> names{"native", "auto"};
-  for (auto& n : planner::algorithm_names(c)) names.push_back(n);
-  return join(names);
-}
-
-bool is_algorithm_choice(planner::Collective c, const std::string& v) {
-  return v == "native" || v == "auto" || planner::find_algorithm(c, v) != nullptr;
 }
 
 }  // namespace
@@ -92,31 +83,87 @@ const std::vector<SettingSpec>& setting_specs() {
        "With auto: measured rounds (after one warm-up round) over the model's two best schedules and "
        "native MPI before the ranks agree on the fastest; 0 trusts the model alone",
        "CANOPY_AUTO_TRIALS=0"},
+      {"CANOPY_CONFIG", "path", "none", "a readable JSON file (format: docs/configuration.md)",
+       "Settings file: the CANOPY_* keys above plus \"rules\" that force an algorithm or segment size by "
+       "collective, message size and communicator size; the environment overrides the file",
+       "CANOPY_CONFIG=$HOME/canopy.json"},
+      {"CANOPY_TIMING", "boolean", "0", "1, 0, true, false, on, off, yes, no",
+       "Time every call Canopy handles; the schedule log then gets min/mean/max per schedule at MPI_Finalize",
+       "CANOPY_TIMING=1"},
+      {"CANOPY_REPORT", "path", "none", "a writable file path",
+       "At MPI_Finalize world rank 0 writes a summary of the whole job there: calls per collective and size, "
+       "algorithms chosen, fallbacks and why, time in collectives, predicted vs measured",
+       "CANOPY_REPORT=canopy-report.txt"},
+      {"CANOPY_REPORT_FORMAT", "name", "text", "text, json", "Format of the CANOPY_REPORT file",
+       "CANOPY_REPORT_FORMAT=json"},
   };
   return specs;
+}
+
+// Whether `value` is one of the boolean spellings; sets `out` when it is.
+bool parse_boolean(std::string value, bool& out) {
+  std::transform(value.begin(), value.end(), value.begin(), ::tolower);
+  if (value == "1" || value == "true" || value == "on" || value == "yes") out = true;
+  else if (value == "0" || value == "false" || value == "off" || value == "no") out = false;
+  else return false;
+  return true;
 }
 
 ParseResult parse_settings(const Environment& env) {
   ParseResult out;
   Settings& s = out.settings;
+  Environment& effective = out.effective;
+  effective = env;
+  std::vector<std::string> from_file;  // names whose value the settings file gave
+  if (auto it = env.find("CANOPY_CONFIG"); it != env.end()) {
+    s.config_file = it->second;
+    effective.erase("CANOPY_CONFIG");
+    ConfigFile file = read_config_file(it->second);
+    out.errors.insert(out.errors.end(), file.errors.begin(), file.errors.end());
+    for (const auto& [name, value] : file.settings) {
+      if (effective.count(name)) continue;  // the environment overrides the file
+      effective[name] = value;
+      from_file.push_back(name);
+    }
+    s.rules = std::move(file.rules);
+  }
+  // A setting the environment gives overrides the file, its rules included.
+  for (Rule& rule : s.rules) {
+    const bool reduce = rule.collective == planner::Collective::Reduce;
+    if (env.count(reduce ? "CANOPY_REDUCE_ALGO" : "CANOPY_BCAST_ALGO")) rule.algorithm.clear();
+    if (env.count("CANOPY_SEGMENT_BYTES")) rule.segment_bytes = Rule::kUnset;
+  }
+  s.rules.erase(std::remove_if(s.rules.begin(), s.rules.end(),
+                               [](const Rule& r) { return r.algorithm.empty() && r.segment_bytes == Rule::kUnset; }),
+                s.rules.end());
+
   auto bad = [&](const std::string& name, const std::string& value, const std::string& allowed,
                  const std::string& instead) {
-    out.errors.push_back(name + "='" + value + "' is not valid (allowed: " + allowed + "); " + instead);
+    const bool in_file = std::find(from_file.begin(), from_file.end(), name) != from_file.end();
+    out.errors.push_back(name + "='" + value + "'" + (in_file ? " (from CANOPY_CONFIG='" + s.config_file + "')" : "") +
+                         " is not valid (allowed: " + allowed + "); " + instead);
   };
   auto find = [&](const char* name) -> const std::string* {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : &it->second;
+    auto it = effective.find(name);
+    return it == effective.end() ? nullptr : &it->second;
   };
 
   if (const auto* v = find("CANOPY_ENABLE")) {
-    std::string x = *v;
-    std::transform(x.begin(), x.end(), x.begin(), ::tolower);
-    if (x == "1" || x == "true" || x == "on" || x == "yes") s.enable = true;
-    else if (x == "0" || x == "false" || x == "off" || x == "no") s.enable = false;
-    else {
+    if (!parse_boolean(*v, s.enable)) {
       s.enable = false;
       bad("CANOPY_ENABLE", *v, "1, 0, true, false, on, off, yes, no", "Canopy is disabled, native MPI runs");
     }
+  }
+  if (const auto* v = find("CANOPY_TIMING")) {
+    if (!parse_boolean(*v, s.timing)) {
+      s.timing = false;
+      bad("CANOPY_TIMING", *v, "1, 0, true, false, on, off, yes, no", "no timing");
+    }
+  }
+  if (const auto* v = find("CANOPY_REPORT")) s.report = *v;
+  if (const auto* v = find("CANOPY_REPORT_FORMAT")) {
+    if (*v == "text" || *v == "json") s.report_format = *v;
+    else bad("CANOPY_REPORT_FORMAT", *v, "text, json", "using text");
   }
   struct Algo {
     const char* name;
@@ -172,7 +219,7 @@ ParseResult parse_settings(const Environment& env) {
                            "native MPI_Reduce and MPI_Bcast run");
     }
   }
-  for (const auto& [name, value] : env) {
+  for (const auto& [name, value] : effective) {
     if (name.rfind("CANOPY_", 0) != 0) continue;
     const auto& specs = setting_specs();
     const bool known = std::any_of(specs.begin(), specs.end(), [&](const SettingSpec& sp) { return sp.name == name; });
@@ -211,6 +258,52 @@ std::uint64_t fingerprint(const Environment& env) {
     mix(k + "=" + v + "\n");
   }
   return h;
+}
+
+std::uint64_t fingerprint(const ParseResult& parsed) {
+  Environment env = parsed.effective;
+  // The rules travel in the fingerprint under a name no environment variable has.
+  env["CANOPY_CONFIG"] = canonical(parsed.settings.rules);
+  return fingerprint(env);
+}
+
+Choice Settings::choice_for(planner::Collective c, std::int64_t bytes, int nranks) const {
+  Choice choice{c == planner::Collective::Reduce ? reduce_algorithm : bcast_algorithm, segment_bytes};
+  bool algorithm_set = false, segment_set = false;
+  for (const Rule& r : rules) {
+    if (!r.matches(c, bytes, nranks)) continue;
+    if (!algorithm_set && !r.algorithm.empty()) {
+      choice.algorithm = r.algorithm;
+      algorithm_set = true;
+    }
+    if (!segment_set && r.segment_bytes != Rule::kUnset) {
+      choice.segment_bytes = r.segment_bytes;
+      segment_set = true;
+    }
+  }
+  return choice;
+}
+
+bool Settings::always_native(planner::Collective c) const {
+  if ((c == planner::Collective::Reduce ? reduce_algorithm : bcast_algorithm) != "native") return false;
+  return std::none_of(rules.begin(), rules.end(), [&](const Rule& r) {
+    return r.collective == c && !r.algorithm.empty() && r.algorithm != "native";
+  });
+}
+
+std::string settings_markdown() {
+  // Pipes inside cells would split them; the allowed lists use "|" for alternatives.
+  auto cell = [](std::string text) {
+    std::string out;
+    for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+  };
+  std::ostringstream out;
+  out << "| variable | type | default | allowed | meaning | example |\n|---|---|---|---|---|---|\n";
+  for (const auto& s : setting_specs())
+    out << "| `" << s.name << "` | " << s.type << " | `" << s.default_value << "` | " << cell(s.allowed) << " | "
+        << cell(s.description) << " | `" << s.example << "` |\n";
+  return out.str();
 }
 
 std::string settings_table() {

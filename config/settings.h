@@ -8,7 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "config/rules.h"
+
 namespace canopy::config {
+
+// What to run for one call, after rules: an algorithm name ("native", "auto" or a
+// planner name) and a segment size (-1: the planner chooses).
+struct Choice {
+  std::string algorithm;
+  std::int64_t segment_bytes;
+};
 
 struct Settings {
   bool enable = true;                  // CANOPY_ENABLE
@@ -19,6 +28,18 @@ struct Settings {
   std::string schedule_log;            // CANOPY_SCHEDULE_LOG: path, %r expands to the rank
   std::string model;                   // CANOPY_MODEL: a model spec, "measure", or empty = built-in
   int auto_trials = 2;                 // CANOPY_AUTO_TRIALS: measured rounds per new call kind
+  std::string config_file;             // CANOPY_CONFIG: the settings file read, if any
+  std::vector<Rule> rules;             // from CANOPY_CONFIG, minus what the environment overrides
+  bool timing = false;                 // CANOPY_TIMING: time every call, log min/mean/max per schedule
+  std::string report;                  // CANOPY_REPORT: path of the end-of-run report
+  std::string report_format = "text";  // CANOPY_REPORT_FORMAT: text or json
+
+  // The algorithm and segment size for a call: for each of the two, the first rule
+  // matching (collective, bytes, ranks) that sets it, else the global setting.
+  Choice choice_for(planner::Collective c, std::int64_t bytes, int nranks) const;
+  // True when every call of `c` runs natively whatever its size (no rule says otherwise),
+  // so the shim can skip all work.
+  bool always_native(planner::Collective c) const;
 };
 
 // One row of the spec table: what --list-settings and the README show.
@@ -33,17 +54,22 @@ struct SettingSpec {
 
 const std::vector<SettingSpec>& setting_specs();
 
+using Environment = std::map<std::string, std::string>;
+
 struct ParseResult {
   Settings settings;
   // One line per bad value: names the variable, the value, what is allowed and what
   // Canopy does instead. Printed once (by rank 0) at MPI_Init.
   std::vector<std::string> errors;
-  std::vector<std::string> warnings;  // unknown CANOPY_* names
+  std::vector<std::string> warnings;  // unknown CANOPY_* names, overridden file entries
+  // The settings in force: the CANOPY_CONFIG file's entries overridden by the
+  // environment's (CANOPY_CONFIG itself removed).
+  Environment effective;
 };
 
-using Environment = std::map<std::string, std::string>;
 
-// Parses the CANOPY_* entries of `env`. A bad value never aborts: the setting takes
+// Parses the CANOPY_* entries of `env`, and the file CANOPY_CONFIG names, if any
+// (the environment overrides the file, its rules included). A bad value never aborts: the setting takes
 // the safe behaviour the error line announces (a bad algorithm, segment size or model
 // makes the collectives it affects use native MPI; a bad log level keeps "warn").
 ParseResult parse_settings(const Environment& env);
@@ -59,8 +85,12 @@ Environment process_environment();
 // A stable fingerprint of the CANOPY_* entries: ranks compare it at start-up, since
 // ranks that planned with different settings would deadlock.
 std::uint64_t fingerprint(const Environment& env);
+// The fingerprint of what a parse put in force: its effective entries and its rules.
+std::uint64_t fingerprint(const ParseResult& parsed);
 
 // The settings table as aligned text (for canopy-info and --list-settings).
 std::string settings_table();
+// The same table in Markdown, as docs/configuration.md holds it (canopy-info --markdown).
+std::string settings_markdown();
 
 }  // namespace canopy::config

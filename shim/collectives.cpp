@@ -1,5 +1,6 @@
 #include "shim/collectives.h"
 
+#include "shim/call_stats.h"
 #include "shim/comm_state.h"
 #include "shim/executor.h"
 #include "shim/runtime.h"
@@ -32,7 +33,8 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
              RunNative native) {
   Runtime& rt = runtime();
   const Candidate& candidate = plan.candidates[plan.current()];
-  const bool timed = plan.trialling();
+  const bool trial = plan.trialling();
+  const bool timed = trial || candidate.stats;
   const double start = timed ? PMPI_Wtime() : 0;
   int err = MPI_SUCCESS;
   if (candidate.native) {
@@ -44,8 +46,42 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
     // Report an error as native MPI would: through the communicator's handler.
     if (err != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, err);
   }
-  if (timed) state.finish_call(plan, key, PMPI_Wtime() - start);
+  if (timed) {
+    const double seconds = PMPI_Wtime() - start;
+    if (candidate.stats) candidate.stats->add(seconds);
+    if (trial) state.finish_call(plan, key, seconds);
+  }
   return err;
+}
+
+// A call Canopy hands to native MPI before any plan exists: counted, and with
+// CANOPY_TIMING or CANOPY_REPORT also timed and recorded with its reason.
+template <typename RunNative>
+int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int64_t bytes, const char* reason,
+               RunNative native) {
+  Runtime& rt = runtime();
+  rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
+  if (!rt.stats.enabled()) return native();
+  const double start = PMPI_Wtime();
+  const int err = native();
+  CallKind kind;
+  kind.collective = collective;
+  int size = 0;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &size);
+  kind.comm_size = size;
+  kind.root = root;
+  kind.bytes = bytes;
+  kind.algorithm = "native";
+  kind.reason = reason;
+  rt.stats.record(kind)->add(PMPI_Wtime() - start);
+  return err;
+}
+
+// Message bytes of `count` elements of `datatype`, or -1 when MPI cannot say.
+std::int64_t message_bytes(int count, MPI_Datatype datatype) {
+  int size = 0;
+  if (count < 0 || PMPI_Type_size(datatype, &size) != MPI_SUCCESS) return -1;
+  return static_cast<std::int64_t>(count) * size;
 }
 
 }  // namespace
@@ -53,27 +89,28 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
   auto native = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
-  auto fallback = [&] {
-    rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
-    return native();
+  auto fallback = [&](const char* reason) {
+    return run_native(planner::Collective::Reduce, comm, root, message_bytes(count, datatype), reason, native);
   };
-  if (!rt.active || rt.settings.reduce_algorithm == "native") return fallback();
+  if (!rt.active) return fallback("Canopy is off");
+  if (rt.settings.always_native(planner::Collective::Reduce)) return fallback("CANOPY_REDUCE_ALGO=native");
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   DatatypeLayout layout;
   PlanKey key{};
   try {
     state = CommState::of(comm);
-    if (!state || count < 0 || root < 0 || root >= state->size() || !describe_datatype(datatype, layout))
-      return fallback();  // MPI's own checks and error reporting apply
+    if (!state) return fallback("intercommunicator or null communicator");
+    if (count < 0 || root < 0 || root >= state->size()) return fallback("invalid arguments");  // MPI reports them
+    if (!describe_datatype(datatype, layout)) return fallback("unsupported datatype");
     int commutative = 1;
-    if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback();
+    if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback("invalid op");
     key = {planner::Collective::Reduce, root, count, layout.size, commutative != 0};
     plan = &state->plan(key);
   } catch (const std::exception& e) {
     // Planning throws before any message: native is safe.
     rt.log->warn("MPI_Reduce: {}; native MPI runs", e.what());
-    return fallback();
+    return fallback("planning error");
   }
   const bool is_root = state->rank() == root;
   auto schedule = [&](const Candidate& c) {
@@ -92,11 +129,11 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
   auto native = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
-  auto fallback = [&] {
-    rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
-    return native();
+  auto fallback = [&](const char* reason) {
+    return run_native(planner::Collective::Bcast, comm, root, message_bytes(count, datatype), reason, native);
   };
-  if (!rt.active || rt.settings.bcast_algorithm == "native") return fallback();
+  if (!rt.active) return fallback("Canopy is off");
+  if (rt.settings.always_native(planner::Collective::Bcast)) return fallback("CANOPY_BCAST_ALGO=native");
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   PlanKey key{};
@@ -104,9 +141,9 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
   try {
     state = CommState::of(comm);
     int type_size = 0;
-    if (!state || count < 0 || root < 0 || root >= state->size() ||
-        PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS)
-      return fallback();
+    if (!state) return fallback("intercommunicator or null communicator");
+    if (count < 0 || root < 0 || root >= state->size() || PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS)
+      return fallback("invalid arguments");  // MPI's own checks and error reporting apply
     // Ranks may describe the message with different datatypes of the same signature,
     // so the plan is made over bytes, which all ranks agree on.
     bytes = static_cast<std::int64_t>(count) * type_size;
@@ -114,7 +151,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     plan = &state->plan(key);
   } catch (const std::exception& e) {
     rt.log->warn("MPI_Bcast: {}; native MPI runs", e.what());
-    return fallback();
+    return fallback("planning error");
   }
   auto schedule = [&](const Candidate& c) {
     DatatypeLayout bytes_layout;

@@ -122,12 +122,14 @@ CachedPlan& CommState::plan(const PlanKey& key) {
   problem.element_bytes = key.element_bytes;
   problem.commutative = key.commutative;
   problem.model = rt.model;
+  // The global settings, or what a CANOPY_CONFIG rule says for this size.
+  const config::Choice choice = rt.settings.choice_for(key.collective, key.count * key.element_bytes, size_);
   planner::Request request;
-  request.algorithm = key.collective == planner::Collective::Reduce ? rt.settings.reduce_algorithm
-                                                                    : rt.settings.bcast_algorithm;
-  request.segment_bytes = rt.settings.segment_bytes;
+  request.algorithm = choice.algorithm;
+  request.segment_bytes = choice.segment_bytes;
   const bool tune = request.algorithm == "auto" && rt.settings.auto_trials > 0;
-  try {
+  const bool rule_says_native = request.algorithm == "native";
+  if (!rule_says_native) try {
     // The model's best schedules (two when tuning, so a wrong model can be overruled),
     // each validated before it may run.
     std::vector<planner::Plan> ranked;
@@ -178,10 +180,31 @@ CachedPlan& CommState::plan(const PlanKey& key) {
   if (tune && made->candidates.size() > 1)
     made->trial_calls = static_cast<int>(made->candidates.size()) * (1 + rt.settings.auto_trials);
 
+  if (rule_says_native && rank_ == 0)
+    rt.log->debug("{} on {} ranks, {} B: native MPI, as configured", planner::to_string(key.collective),
+                  size_, key.count * key.element_bytes);
   if (!made->native_reason.empty() && rank_ == 0)
     rt.log->warn("{} on {} ranks, root {}, {} elements: planning failed ({}); native MPI runs",
                  planner::to_string(key.collective), size_, key.root, key.count, made->native_reason);
-  for (const Candidate& c : made->candidates) {
+  for (Candidate& c : made->candidates) {
+    if (rt.stats.enabled()) {
+      CallKind kind;
+      kind.collective = key.collective;
+      kind.comm_size = size_;
+      kind.root = key.root;
+      kind.bytes = key.count * key.element_bytes;
+      kind.algorithm = c.name();
+      if (c.native)
+        kind.reason = rule_says_native              ? "configured"
+                      : !made->native_reason.empty() ? "planning failed: " + made->native_reason
+                                                     : "a candidate of auto";
+      else {
+        kind.segments = static_cast<int>(c.schedule.segments.size());
+        kind.predicted = c.predicted;
+        kind.schedule_id = schedule_id(c.schedule);
+      }
+      c.stats = rt.stats.record(kind);
+    }
     if (c.native) continue;
     rt.schedule_log.record(c.schedule, size_, c.predicted, rt.model.spec());
     if (rank_ == 0 && rt.log->should_log(spdlog::level::info)) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "planner/schedule.h"
+#include "shim/call_stats.h"
 
 namespace canopy::shim {
 
@@ -23,6 +24,7 @@ struct Candidate {
   planner::Schedule schedule;
   double predicted = 0;               // seconds under the cost model (schedules only)
   bool rank_needs_workspace = false;  // this rank writes an accumulator it does not own
+  CallRecord* stats = nullptr;        // where its calls are counted (CANOPY_TIMING/_REPORT)
   std::string name() const { return native ? "native" : schedule.algorithm; }
 };
 

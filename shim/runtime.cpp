@@ -7,6 +7,7 @@
 
 #include "shim/comm_state.h"
 #include "shim/model_probe.h"
+#include "shim/report.h"
 
 namespace canopy::shim {
 
@@ -36,20 +37,27 @@ bool settings_agree(std::uint64_t mine) {
   return max[0] == mine && max[1] == ~mine;  // the maximum of x and of ~x are both ours only if all equal
 }
 
-// Whether any node runs more ranks than it has online cores. MPICH busy-polls while
-// it waits, so there its collectives starve the ranks they wait for; its first calls
-// are still fast (shared-memory cells not yet full), so trials would mislead auto.
-bool any_node_oversubscribed() {
+// The node structure of MPI_COMM_WORLD, and whether any node runs more ranks than it
+// has online cores. MPICH busy-polls while it waits, so there its collectives starve
+// the ranks they wait for; its first calls are still fast (shared-memory cells not yet
+// full), so trials would mislead auto.
+void discover_nodes(Runtime& rt) {
   MPI_Comm node = MPI_COMM_NULL;
-  int local = 1;
+  int local = 1, local_rank = 0;
   if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
     PMPI_Comm_size(node, &local);
+    PMPI_Comm_rank(node, &local_rank);
     PMPI_Comm_free(&node);
   }
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int mine = cores > 0 && local > cores ? 1 : 0, any = 0;
-  PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return any != 0;
+  rt.cores_per_node = sysconf(_SC_NPROCESSORS_ONLN);
+  // {oversubscribed, ranks on this node, node leader} summed or maximised in one call.
+  int mine[3] = {rt.cores_per_node > 0 && local > rt.cores_per_node ? 1 : 0, local, local_rank == 0 ? 1 : 0};
+  int max[2] = {0, 1}, leaders = 1;
+  PMPI_Allreduce(mine, max, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  PMPI_Allreduce(&mine[2], &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  rt.oversubscribed = max[0] != 0;
+  rt.max_ranks_per_node = max[1];
+  rt.nodes = leaders;
 }
 
 }  // namespace
@@ -67,12 +75,13 @@ void initialize(int thread_level) {
     for (const auto& e : parsed.errors) rt.log->error("{}", e);
     for (const auto& w : parsed.warnings) rt.log->warn("{}", w);
   }
-  if (!settings_agree(config::fingerprint(env))) {
+  rt.effective_settings = parsed.effective;
+  if (!settings_agree(config::fingerprint(parsed))) {
     if (lead) rt.log->error("CANOPY_* settings differ between ranks; Canopy is disabled and native MPI runs");
     return;
   }
   if (!rt.settings.enable) return;
-  rt.oversubscribed = any_node_oversubscribed();
+  discover_nodes(rt);
   // Only after the ranks agree on the settings: measuring is collective.
   if (rt.settings.model == "measure") rt.model = measure_model();
   else rt.model = rt.settings.model.empty() ? planner::default_model() : planner::parse_model(rt.settings.model);
@@ -85,6 +94,11 @@ void initialize(int thread_level) {
     if (lead) rt.log->error("cannot create a communicator attribute; Canopy is disabled");
     return;
   }
+  if (rt.settings.timing || !rt.settings.report.empty()) rt.stats.enable();
+  if (!rt.settings.report.empty() && PMPI_Comm_dup(MPI_COMM_WORLD, &rt.report_comm) != MPI_SUCCESS) {
+    if (lead) rt.log->error("CANOPY_REPORT: cannot duplicate MPI_COMM_WORLD; no report");
+    rt.report_comm = MPI_COMM_NULL;
+  }
   rt.active = true;
   if (lead)
     rt.log->info("active: reduce={} bcast={} segment_bytes={}{} model {}", rt.settings.reduce_algorithm,
@@ -95,6 +109,24 @@ void initialize(int thread_level) {
 
 void finalize() {
   Runtime& rt = runtime();
+  if (rt.settings.timing)
+    for (const CallRecord* r : rt.stats.records())
+      if (!r->kind().schedule_id.empty()) rt.schedule_log.record_timing(*r);
+  if (rt.report_comm != MPI_COMM_NULL) {
+    JobFacts job;
+    PMPI_Comm_size(MPI_COMM_WORLD, &job.ranks);
+    job.nodes = rt.nodes;
+    job.max_ranks_per_node = rt.max_ranks_per_node;
+    job.cores_per_node = rt.cores_per_node;
+    job.oversubscribed = rt.oversubscribed;
+    job.model = rt.model.spec();
+    job.config_file = rt.settings.config_file;
+    job.rules = static_cast<int>(rt.settings.rules.size());
+    job.settings.assign(rt.effective_settings.begin(), rt.effective_settings.end());
+    const std::string error = write_report(rt.settings.report, rt.settings.report_format, job);
+    if (!error.empty()) rt.log->error("{}", error);
+    PMPI_Comm_free(&rt.report_comm);
+  }
   if (rt.active) {
     CommState::release_all();
     PMPI_Comm_free_keyval(&rt.keyval);

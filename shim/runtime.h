@@ -12,6 +12,7 @@
 
 #include "config/settings.h"
 #include "planner/cost_model.h"
+#include "shim/call_stats.h"
 #include "shim/schedule_log.h"
 
 namespace canopy::shim {
@@ -25,10 +26,16 @@ struct Runtime {
   int keyval = MPI_KEYVAL_INVALID;  // attribute holding a communicator's CommState
   // Some node runs more ranks than it has cores (agreed by all ranks at MPI_Init).
   bool oversubscribed = false;
+  int nodes = 1;               // shared-memory nodes of MPI_COMM_WORLD
+  int max_ranks_per_node = 1;
+  long cores_per_node = 0;     // online cores of this rank's node
+  config::Environment effective_settings;  // the CANOPY_* in force, for the report
   std::shared_ptr<spdlog::logger> log;
   ScheduleLog schedule_log;
   std::atomic<long> intercepted{0};  // calls run with a Canopy schedule
   std::atomic<long> fallbacks{0};    // calls Canopy handed to native MPI
+  CallStats stats;                   // per kind of call, with CANOPY_TIMING or CANOPY_REPORT
+  MPI_Comm report_comm = MPI_COMM_NULL;  // private duplicate of MPI_COMM_WORLD for the report
 };
 
 Runtime& runtime();

@@ -32,10 +32,11 @@ void ScheduleLog::record(const planner::Schedule& schedule, int comm_size, doubl
                          const std::string& model_spec) {
   if (!file_) return;
   nlohmann::json body = planner::schedule_to_json(schedule);
-  const std::string text = body.dump();
+  const std::string id = schedule_id(schedule);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!seen_.insert(std::hash<std::string>()(text)).second) return;
+  if (!seen_.insert(id).second) return;
   nlohmann::json line = {{"event", "schedule"},
+                         {"id", id},
                          {"collective", planner::to_string(schedule.collective)},
                          {"comm_size", comm_size},
                          {"root", schedule.root},
@@ -50,6 +51,27 @@ void ScheduleLog::record(const planner::Schedule& schedule, int comm_size, doubl
   std::fputs(line.dump().c_str(), file_);
   std::fputc('\n', file_);
   std::fflush(file_);
+}
+
+void ScheduleLog::record_timing(const CallRecord& record) {
+  if (!file_) return;
+  nlohmann::json line = record.to_json();
+  const long calls = line["calls"].get<long>();
+  line["mean_s"] = calls ? line["total_s"].get<double>() / calls : 0.0;
+  line["event"] = "timing";
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::fputs(line.dump().c_str(), file_);
+  std::fputc('\n', file_);
+  std::fflush(file_);
+}
+
+std::string schedule_id(const planner::Schedule& schedule) {
+  // FNV-1a over the JSON text: stable across ranks, runs and compilers (std::hash is not).
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : planner::schedule_to_json(schedule).dump()) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 void ScheduleLog::close() {

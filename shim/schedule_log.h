@@ -1,5 +1,7 @@
 // CANOPY_SCHEDULE_LOG: JSON lines, one for every distinct schedule a rank uses, with
-// the call it serves and its predicted time. The schedule itself is in the planner's
+// the call it serves and its predicted time ("event": "schedule"), and with
+// CANOPY_TIMING, at MPI_Finalize, one per kind of call with this rank's measured
+// times ("event": "timing", pointing to its schedule by "schedule_id"). The schedule itself is in the planner's
 // JSON form (planner/schedule_json.h), so tools read it back into the IR.
 #pragma once
 
@@ -9,6 +11,7 @@
 #include <unordered_set>
 
 #include "planner/schedule.h"
+#include "shim/call_stats.h"
 
 namespace canopy::shim {
 
@@ -22,13 +25,19 @@ class ScheduleLog {
   // Appends one line unless this exact schedule was logged already.
   void record(const planner::Schedule& schedule, int comm_size, double predicted_seconds,
               const std::string& model_spec);
+  // Appends one "timing" line: the calls `record` counted on this rank (CANOPY_TIMING).
+  void record_timing(const CallRecord& record);
   void close();
 
  private:
   std::mutex mutex_;
   std::FILE* file_ = nullptr;
-  std::unordered_set<std::size_t> seen_;
+  std::unordered_set<std::string> seen_;  // ids already written
 };
+
+// A schedule's identity in the log (16 hex digits, a hash of its JSON form): the same
+// on every rank and in every run of the same build.
+std::string schedule_id(const planner::Schedule& schedule);
 
 // "%r" replaced by `rank` everywhere in `pattern`.
 std::string expand_rank(const std::string& pattern, int rank);

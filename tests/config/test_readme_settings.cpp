@@ -20,3 +20,17 @@ TEST_CASE("settings: README documents every setting with its default", "[config]
     CHECK((readme.find(row) != std::string::npos || readme.find(row_no_default) != std::string::npos));
   }
 }
+
+// docs/configuration.md holds the full table exactly as canopy-info --markdown prints it.
+TEST_CASE("settings: docs/configuration.md holds the table the code prints", "[config]") {
+  std::ifstream in(CANOPY_SOURCE_DIR "/docs/configuration.md");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const std::string begin = "<!-- settings-table:begin -->\n", end = "<!-- settings-table:end -->";
+  const auto from = doc.find(begin), to = doc.find(end);
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  CHECK(doc.substr(from + begin.size(), to - from - begin.size()) == canopy::config::settings_markdown());
+}

@@ -105,7 +105,7 @@ TEST_CASE("settings: fingerprint changes with planning settings only", "[config]
   Environment other = base;
   other["CANOPY_SEGMENT_BYTES"] = "64";
   CHECK(fingerprint(base) != fingerprint(other));
-  CHECK(fingerprint({{"CANOPY_REDUCE_ALGO", "native"}}) != fingerprint(base));
+  CHECK(fingerprint(Environment{{"CANOPY_REDUCE_ALGO", "native"}}) != fingerprint(base));
   Environment unknown = base;
   unknown["CANOPY_FROBNICATE"] = "1";
   CHECK(fingerprint(base) == fingerprint(unknown));

@@ -94,3 +94,39 @@ add_test(NAME "mpi preload: forced algorithm declines, Canopy's best runs"
 set_tests_properties("mpi preload: forced algorithm declines, Canopy's best runs" PROPERTIES
                      ENVIRONMENT "CANOPY_REDUCE_ALGO=greedy-segmented;CANOPYTEST_EXPECT_INTERCEPT=1"
                      LABELS "mpi;preload" TIMEOUT 120)
+
+# CANOPY_CONFIG, CANOPY_REPORT and CANOPY_TIMING: log_calls on 3 ranks with a settings
+# file whose rule forces the 4000 B reduce to `chain` and whose setting sends
+# broadcasts to native MPI; the report (JSON, then text) and the timing lines of the
+# schedule log must count exactly the calls log_calls made, and say what ran.
+add_executable(check_report ${shim_tests}/check_report.cpp)
+target_link_libraries(check_report PRIVATE nlohmann_json::nlohmann_json)
+foreach(format json text)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/report-${format})
+  set(prefix "mpi preload: report ${format}")
+  add_test(NAME "${prefix} clean" COMMAND ${CMAKE_COMMAND} -E rm -rf ${dir})
+  add_test(NAME "${prefix} mkdir" COMMAND ${CMAKE_COMMAND} -E make_directory ${dir})
+  canopy_add_mpi_test(NAME "${prefix} run" TARGET log_calls NP 3 PRELOAD
+                      ENV CANOPY_CONFIG=${shim_tests}/report_config.json CANOPY_REPORT=${dir}/report
+                          CANOPY_REPORT_FORMAT=${format} CANOPY_TIMING=1 CANOPY_SCHEDULE_LOG=${dir}/rank-%r.jsonl
+                          CANOPYTEST_EXPECT_INTERCEPT=0)
+  if(format STREQUAL json)
+    add_test(NAME "${prefix} check" COMMAND check_report json 3 ${dir}/report ${dir}/rank-0.jsonl
+                                            ${dir}/rank-1.jsonl ${dir}/rank-2.jsonl)
+  else()
+    add_test(NAME "${prefix} check" COMMAND check_report text 3 ${dir}/report)
+  endif()
+  set_tests_properties("${prefix} clean" PROPERTIES FIXTURES_SETUP report${format}clean LABELS mpi)
+  set_tests_properties("${prefix} mkdir" PROPERTIES FIXTURES_SETUP report${format}dir
+                       FIXTURES_REQUIRED report${format}clean LABELS mpi)
+  set_tests_properties("${prefix} run" PROPERTIES FIXTURES_SETUP report${format}run FIXTURES_REQUIRED report${format}dir)
+  set_tests_properties("${prefix} check" PROPERTIES FIXTURES_REQUIRED report${format}run LABELS mpi)
+endforeach()
+
+# A bad rule in the settings file: one line naming the file, the rule, the value and
+# what is allowed; the rest of the file applies and results are right.
+add_test(NAME "mpi preload: bad rule in CANOPY_CONFIG"
+         COMMAND ${expect} 1 1 "CANOPY_CONFIG='.*bad_rule_config.json': rules\\[0\\] algorithm=\"fastest\" is not valid \\(allowed: native, auto" --
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:log_calls>)
+set_tests_properties("mpi preload: bad rule in CANOPY_CONFIG" PROPERTIES
+                     ENVIRONMENT "CANOPY_CONFIG=${shim_tests}/bad_rule_config.json" LABELS "mpi;preload" TIMEOUT 120)

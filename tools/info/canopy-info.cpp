@@ -9,11 +9,16 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"canopy-info: Canopy's version, registered algorithms and CANOPY_* settings"};
-  app.footer("\nExamples:\n  canopy-info                  everything\n  canopy-info --list-settings  the settings table only\n");
-  bool settings_only = false, algorithms_only = false;
+  app.footer("\nExamples:\n  canopy-info                  everything\n  canopy-info --list-settings  the settings table only\n  canopy-info --markdown       the settings table for docs/configuration.md\n");
+  bool settings_only = false, algorithms_only = false, markdown = false;
   app.add_flag("--list-settings", settings_only, "print only the CANOPY_* settings table");
   app.add_flag("--list-algorithms", algorithms_only, "print only the registered algorithms");
+  app.add_flag("--markdown", markdown, "print the settings table in Markdown (as docs/configuration.md has it)");
   CLI11_PARSE(app, argc, argv);
+  if (markdown) {
+    std::cout << canopy::config::settings_markdown();
+    return 0;
+  }
   const bool all = !settings_only && !algorithms_only;
   if (all) std::cout << "Canopy " << CANOPY_VERSION_STRING << "\n\n";
   if (all || algorithms_only) {

@@ -1,0 +1,69 @@
+// What Canopy did, kept for CANOPY_TIMING and CANOPY_REPORT: per kind of call (the
+// collective, communicator size, root, message size and what ran), how many calls
+// this rank made and how long they took here, next to the model's prediction.
+// Disabled (and free) unless one of the two settings asks for it.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/schedule.h"
+
+namespace canopy::shim {
+
+struct CallKind {
+  planner::Collective collective = planner::Collective::Reduce;
+  int comm_size = 0;
+  int root = 0;
+  std::int64_t bytes = 0;
+  std::string algorithm;    // a planner name, or "native"
+  std::string reason;       // for native: why native MPI ran
+  int segments = 0;         // 0 for native
+  double predicted = 0;     // seconds under the cost model; 0 for native
+  std::string schedule_id;  // the schedule log's id of the schedule; "" for native
+
+  std::string key() const;  // identical for calls that share a record
+};
+
+// One kind's calls on this rank. Several communicators (and, with
+// MPI_THREAD_MULTIPLE, threads) may share a record, hence the lock.
+class CallRecord {
+ public:
+  explicit CallRecord(CallKind kind) : kind_(std::move(kind)) {}
+  void add(double seconds);
+  const CallKind& kind() const { return kind_; }
+  nlohmann::json to_json() const;  // kind and this rank's calls, total_s, min_s, max_s
+
+ private:
+  CallKind kind_;
+  mutable std::mutex mutex_;
+  long calls_ = 0;
+  double total_ = 0;
+  double min_ = std::numeric_limits<double>::infinity();
+  double max_ = 0;
+};
+
+class CallStats {
+ public:
+  void enable() { enabled_ = true; }
+  bool enabled() const { return enabled_; }
+  // The record of `kind`, created on first use; the pointer stays valid until reset().
+  CallRecord* record(const CallKind& kind);
+  // Every record of this rank, as a JSON array.
+  nlohmann::json to_json() const;
+  std::vector<const CallRecord*> records() const;
+
+ private:
+  bool enabled_ = false;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<CallRecord>> records_;
+};
+
+}  // namespace canopy::shim

@@ -1,0 +1,256 @@
+#include "shim/report.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "planner/describe.h"
+#include "shim/canopy.h"
+#include "shim/runtime.h"
+
+namespace canopy::shim {
+
+namespace {
+
+using nlohmann::json;
+
+// Size buckets by powers of 16, the granularity at which algorithm choices change.
+std::string size_bucket(std::int64_t bytes) {
+  if (bytes < 0) return "unknown";
+  if (bytes == 0) return "0 B";
+  static const char* const names[] = {"1 B - 16 B",      "17 B - 256 B",      "257 B - 4 KiB",
+                                      "4 KiB - 64 KiB",  "64 KiB - 1 MiB",    "1 MiB - 16 MiB",
+                                      "16 MiB - 256 MiB", "256 MiB - 4 GiB"};
+  std::int64_t upper = 16;
+  for (const char* name : names) {
+    if (bytes <= upper) return name;
+    upper *= 16;
+  }
+  return "over 4 GiB";
+}
+
+std::string pad(std::string s, std::size_t width, bool right = false) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::string seconds(double s) { return planner::format_seconds(s); }
+
+}  // namespace
+
+json build_report(const JobFacts& job, const std::vector<json>& per_rank) {
+  // One entry per kind of call, merged over ranks.
+  struct Kind {
+    json first;  // the first rank's record: what the kind is
+    long rank_calls = 0;
+    double total = 0, min = 1e300, max = 0, slowest_rank_mean = 0;
+  };
+  std::map<std::string, Kind> kinds;
+  std::vector<double> rank_time(per_rank.size(), 0.0);
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    for (const json& rec : per_rank[r]) {
+      const long calls = rec.at("calls").get<long>();
+      if (calls == 0) continue;
+      const std::string key = rec.at("collective").get<std::string>() + "|" + rec.at("comm_size").dump() + "|" +
+                              rec.at("root").dump() + "|" + rec.at("bytes").dump() + "|" +
+                              rec.at("algorithm").get<std::string>() + "|" + rec.value("reason", "") + "|" +
+                              rec.value("schedule_id", "");
+      Kind& k = kinds[key];
+      if (k.first.is_null()) k.first = rec;
+      const double total = rec.at("total_s").get<double>();
+      k.rank_calls += calls;
+      k.total += total;
+      k.min = std::min(k.min, rec.at("min_s").get<double>());
+      k.max = std::max(k.max, rec.at("max_s").get<double>());
+      k.slowest_rank_mean = std::max(k.slowest_rank_mean, total / calls);
+      rank_time[r] += total;
+    }
+  }
+
+  json rows = json::array();
+  std::map<std::pair<std::string, std::string>, json> buckets;
+  std::map<std::pair<std::string, std::string>, long> fallbacks;
+  long calls_all = 0, calls_canopy = 0;
+  for (auto& [key, k] : kinds) {
+    const int comm_size = k.first.at("comm_size").get<int>();
+    // A call on n ranks is recorded by each of them.
+    const long calls = comm_size > 0 ? (k.rank_calls + comm_size - 1) / comm_size : k.rank_calls;
+    const std::string collective = k.first.at("collective").get<std::string>();
+    const std::string algorithm = k.first.at("algorithm").get<std::string>();
+    const bool native = algorithm == "native";
+    json row = {{"collective", collective},
+                {"comm_size", comm_size},
+                {"root", k.first.at("root")},
+                {"bytes", k.first.at("bytes")},
+                {"algorithm", algorithm},
+                {"segments", k.first.at("segments")},
+                {"calls", calls},
+                {"measured_s",
+                 {{"min", k.min}, {"mean", k.total / k.rank_calls}, {"max", k.max},
+                  {"slowest_rank_mean", k.slowest_rank_mean}}}};
+    if (k.first.contains("reason")) row["reason"] = k.first["reason"];
+    if (k.first.contains("schedule_id")) row["schedule_id"] = k.first["schedule_id"];
+    if (!native) {
+      const double predicted = k.first.at("predicted_s").get<double>();
+      row["predicted_s"] = predicted;
+      // The slowest rank's mean stands for a call's duration: a collective is over
+      // when its last rank is.
+      if (predicted > 1e-9) row["measured_over_predicted"] = k.slowest_rank_mean / predicted;
+    }
+    rows.push_back(row);
+    json& b = buckets[{collective, size_bucket(k.first.at("bytes").get<std::int64_t>())}];
+    if (b.is_null()) b = {{"calls", 0}, {"canopy", 0}, {"native", 0}};
+    b["calls"] = b["calls"].get<long>() + calls;
+    b[native ? "native" : "canopy"] = b[native ? "native" : "canopy"].get<long>() + calls;
+    calls_all += calls;
+    if (!native) calls_canopy += calls;
+    else fallbacks[{collective, k.first.value("reason", "")}] += calls;
+  }
+  std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
+    return std::make_tuple(a["collective"].get<std::string>(), a["comm_size"].get<int>(), a["bytes"].get<long>(),
+                           a["root"].get<int>(), a["algorithm"].get<std::string>()) <
+           std::make_tuple(b["collective"].get<std::string>(), b["comm_size"].get<int>(), b["bytes"].get<long>(),
+                           b["root"].get<int>(), b["algorithm"].get<std::string>());
+  });
+  json by_size = json::array();
+  for (auto& [cb, b] : buckets) {
+    b["collective"] = cb.first;
+    b["size"] = cb.second;
+    by_size.push_back(b);
+  }
+  json fallback_rows = json::array();
+  for (const auto& [cr, n] : fallbacks) fallback_rows.push_back({{"collective", cr.first}, {"reason", cr.second}, {"calls", n}});
+
+  double time_sum = 0, time_max = 0;
+  int time_max_rank = 0;
+  for (std::size_t r = 0; r < rank_time.size(); ++r) {
+    time_sum += rank_time[r];
+    if (rank_time[r] > time_max) {
+      time_max = rank_time[r];
+      time_max_rank = static_cast<int>(r);
+    }
+  }
+  json settings = json::object();
+  for (const auto& [k, v] : job.settings) settings[k] = v;
+  return {{"canopy_version", CANOPY_VERSION_STRING},
+          {"job",
+           {{"ranks", job.ranks},
+            {"nodes", job.nodes},
+            {"max_ranks_per_node", job.max_ranks_per_node},
+            {"cores_per_node", job.cores_per_node},
+            {"oversubscribed", job.oversubscribed}}},
+          // Canopy sees nodes (MPI_COMM_TYPE_SHARED) only; it does not yet cluster the
+          // network, so every rank is planned as one homogeneous cluster.
+          {"topology", {{"nodes", job.nodes}, {"clusters", 1}, {"network_discovery", false}}},
+          {"model", job.model},
+          {"config_file", job.config_file},
+          {"rules", job.rules},
+          {"settings", settings},
+          {"totals",
+           {{"calls", calls_all},
+            {"canopy_calls", calls_canopy},
+            {"native_calls", calls_all - calls_canopy},
+            {"time_in_collectives_s",
+             {{"mean_per_rank", rank_time.empty() ? 0.0 : time_sum / rank_time.size()},
+              {"max_rank", time_max_rank},
+              {"max", time_max}}}}},
+          {"by_size", by_size},
+          {"kinds", rows},
+          {"fallbacks", fallback_rows}};
+}
+
+std::string report_text(const json& report) {
+  std::ostringstream out;
+  const json& job = report.at("job");
+  out << "Canopy " << report.at("canopy_version").get<std::string>() << " report: " << job.at("ranks") << " ranks on "
+      << job.at("nodes") << (job.at("nodes") == 1 ? " node" : " nodes") << " (at most " << job.at("max_ranks_per_node")
+      << " per node, " << job.at("cores_per_node") << " cores per node"
+      << (job.at("oversubscribed").get<bool>() ? ", oversubscribed" : "") << ")\n";
+  out << "topology: " << report["topology"]["nodes"] << " node(s), planned as one cluster (no network clustering)\n";
+  out << "model: " << report.at("model").get<std::string>() << "\n";
+  if (!report.at("config_file").get<std::string>().empty())
+    out << "settings file: " << report["config_file"].get<std::string>() << " (" << report["rules"] << (report["rules"] == 1 ? " rule" : " rules") << ")\n";
+  std::string settings;
+  for (const auto& [k, v] : report.at("settings").items()) settings += (settings.empty() ? "" : " ") + k + "=" + v.get<std::string>();
+  out << "settings: " << (settings.empty() ? "(none: defaults)" : settings) << "\n\n";
+
+  const json& t = report.at("totals");
+  out << "calls: " << t["calls"] << " MPI_Reduce/MPI_Bcast; " << t["canopy_calls"] << " ran a Canopy schedule, "
+      << t["native_calls"] << " native MPI\n";
+  const json& time = t["time_in_collectives_s"];
+  out << "time in these calls: mean " << seconds(time["mean_per_rank"].get<double>()) << " per rank, max "
+      << seconds(time["max"].get<double>()) << " (rank " << time["max_rank"] << ")\n\n";
+
+  out << "calls by size\n  " << pad("collective", 11) << pad("size", 18) << pad("calls", 8, true)
+      << pad("canopy", 8, true) << pad("native", 8, true) << "\n";
+  for (const json& b : report.at("by_size"))
+    out << "  " << pad(b["collective"].get<std::string>(), 11) << pad(b["size"].get<std::string>(), 18)
+        << pad(b["calls"].dump(), 8, true) << pad(b["canopy"].dump(), 8, true) << pad(b["native"].dump(), 8, true)
+        << "\n";
+
+  out << "\nwhat ran (measured: per call on one rank; vs model: the slowest rank's mean / prediction)\n  "
+      << pad("collective", 11) << pad("ranks", 6, true) << pad("root", 5, true) << pad("bytes", 11, true) << "  "
+      << pad("algorithm", 22) << pad("segs", 5, true) << pad("calls", 7, true) << pad("predicted", 11, true)
+      << pad("mean", 11, true) << pad("min", 11, true) << pad("max", 11, true) << pad("vs model", 9, true) << "\n";
+  for (const json& k : report.at("kinds")) {
+    const json& m = k["measured_s"];
+    const bool native = k["algorithm"] == "native";
+    out << "  " << pad(k["collective"].get<std::string>(), 11) << pad(k["comm_size"].dump(), 6, true)
+        << pad(k["root"].dump(), 5, true) << pad(k["bytes"].dump(), 11, true) << "  "
+        << pad(k["algorithm"].get<std::string>(), 22) << pad(native ? "-" : k["segments"].dump(), 5, true)
+        << pad(k["calls"].dump(), 7, true)
+        << pad(native ? "-" : seconds(k["predicted_s"].get<double>()), 11, true)
+        << pad(seconds(m["mean"].get<double>()), 11, true) << pad(seconds(m["min"].get<double>()), 11, true)
+        << pad(seconds(m["max"].get<double>()), 11, true);
+    if (k.contains("measured_over_predicted")) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.2fx", k["measured_over_predicted"].get<double>());
+      out << pad(ratio, 9, true);
+    }
+    out << "\n";
+  }
+  out << "\nnative MPI ran instead of Canopy\n";
+  if (report.at("fallbacks").empty()) out << "  never\n";
+  for (const json& f : report["fallbacks"])
+    out << "  " << pad(f["collective"].get<std::string>(), 8) << pad(f["calls"].dump(), 8, true) << " calls: "
+        << f["reason"].get<std::string>() << "\n";
+  return out.str();
+}
+
+std::string write_report(const std::string& path, const std::string& format, const JobFacts& job) {
+  Runtime& rt = runtime();
+  MPI_Comm comm = rt.report_comm;
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  const std::string mine = rt.stats.to_json().dump();
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(rank == 0 ? size : 0), offsets(rank == 0 ? size : 0);
+  PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  std::vector<char> all;
+  if (rank == 0) {
+    long total = 0;
+    for (int r = 0; r < size; ++r) {
+      offsets[r] = static_cast<int>(total);
+      total += lengths[r];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  PMPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm);
+  if (rank != 0) return "";
+  std::vector<json> per_rank;
+  for (int r = 0; r < size; ++r) per_rank.push_back(json::parse(all.begin() + offsets[r], all.begin() + offsets[r] + lengths[r]));
+  const json report = build_report(job, per_rank);
+  std::ofstream file(path);
+  if (!file) return "CANOPY_REPORT='" + path + "': cannot open the file for writing; no report";
+  if (format == "json") file << report.dump(2) << "\n";
+  else file << report_text(report);
+  return file ? "" : "CANOPY_REPORT='" + path + "': writing failed";
+}
+
+}  // namespace canopy::shim
