@@ -71,7 +71,7 @@ std::vector<double> Scale::ticks(int target) const {
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
   double step = magnitude;
   for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * magnitude >= raw) {
+    if (m * magnitude >= raw * (1 - 1e-9)) {
       step = m * magnitude;
       break;
     }

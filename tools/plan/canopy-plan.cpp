@@ -144,6 +144,9 @@ int print_figure2(const Options& o) {
 }
 
 int print_comparison(const Options& o, const Problem& problem) {
+  // Sizes first, so that a bad range is reported before anything is printed.
+  const auto sizes = o.svg.empty() ? std::vector<std::int64_t>{}
+                                   : canopy::tools::doubling_sizes(o.min_bytes, o.max_bytes, problem.element_bytes);
   nlohmann::json rows = nlohmann::json::array();
   if (!o.json) std::printf("%-22s %9s %14s %14s\n", "algorithm", "segments", "segment bytes", "makespan");
   for (const std::string& name : algorithm_names(problem.collective)) {
@@ -167,8 +170,6 @@ int print_comparison(const Options& o, const Problem& problem) {
   }
   if (o.json) std::cout << nlohmann::json{{"model", problem.model.spec()}, {"algorithms", rows}}.dump() << "\n";
   if (!o.svg.empty()) {
-    // Sizes first, so that a bad range is reported before minutes of planning.
-    const auto sizes = canopy::tools::doubling_sizes(o.min_bytes, o.max_bytes, problem.element_bytes);
     const auto comparison = canopy::tools::compare_over_sizes(problem, o.segment_bytes, sizes);
     write_file(o.svg, canopy::tools::comparison_svg(comparison));
     // With --json, stdout stays one JSON document.
@@ -215,8 +216,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and friends exit 0; every bad option exits 2, like every other bad input.
-    return app.exit(e) == 0 ? 0 : kBadInput;
+    // --help exits 0; a bad option exits 2 with one line, like every other bad input.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "canopy-plan: " << e.what() << "\n";
+    return kBadInput;
   }
   try {
     if (o.operation == "figure2") return print_figure2(o);
@@ -225,9 +228,6 @@ int main(int argc, char** argv) {
     if (o.root < 0 || o.root >= o.ranks) throw CLI::ValidationError("--root", "must be between 0 and ranks-1");
     const Problem problem = make_problem(o);
     return o.compare ? print_comparison(o, problem) : print_plan(o, problem);
-  } catch (const CLI::Error& e) {
-    app.exit(e);
-    return kBadInput;
   } catch (const std::exception& e) {
     std::cerr << "canopy-plan: " << e.what() << "\n";
     return kBadInput;

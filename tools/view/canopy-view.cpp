@@ -121,12 +121,11 @@ int show(const std::vector<ScheduleEntry>& entries, const Options& o) {
   const ScheduleEntry& e = select_entry(entries, o.selection);
   const CostModel model = model_for(e, o.model);
   const Simulation sim = simulate_entry(e, model);
+  // The file first: a failure to write it then leaves stdout empty.
+  if (!o.svg.empty()) write_file(o.svg, gantt_svg(e.schedule, sim, model, o.gantt));
   std::cout << "entry " << e.index << ": " << summarize(e.schedule) << "\n"
             << "predicted makespan " << format_time(sim.makespan, model) << " under " << model.spec() << "\n";
-  if (!o.svg.empty()) {
-    write_file(o.svg, gantt_svg(e.schedule, sim, model, o.gantt));
-    std::cout << "wrote " << o.svg << "\n";
-  }
+  if (!o.svg.empty()) std::cout << "wrote " << o.svg << "\n";
   std::cout << describe_schedule(e.schedule, o.steps);
   return 0;
 }

@@ -35,9 +35,9 @@ KindStyle style_of(StepKind k) {
 struct Bar {
   double start, end;
   int steps;
-  StepKind kind;         // of the first step; merged bars may mix reduce and copy
-  bool mixed = false;
-  std::string what;      // the step's description when it stands for one step
+  StepKind kind;                // the kind that takes most of its time (reduce and copy share a lane)
+  std::string what;             // the step's description when it stands for one step
+  double busy[4] = {0, 0, 0, 0};  // time per StepKind
 };
 
 std::string number17(double v) {
@@ -62,7 +62,9 @@ std::vector<Bar> lane_bars(const Schedule& s, const Simulation& sim, int rank, L
     const Step& st = s.steps[rank][i];
     const StepTiming& t = sim.timing[rank][i];
     if (style_of(st.kind).lane != lane || !(t.end > t.start)) continue;  // zero-length steps take no time
-    bars.push_back({t.start, t.end, 1, st.kind, false, describe(st)});
+    Bar b{t.start, t.end, 1, st.kind, describe(st)};
+    b.busy[static_cast<int>(st.kind)] = t.end - t.start;
+    bars.push_back(std::move(b));
   }
   std::stable_sort(bars.begin(), bars.end(), [](const Bar& a, const Bar& b) { return a.start < b.start; });
   std::vector<Bar> merged;
@@ -73,7 +75,8 @@ std::vector<Bar> lane_bars(const Schedule& s, const Simulation& sim, int rank, L
       if (thin && x(b.start) - x(last.end) < 1) {
         last.end = std::max(last.end, b.end);
         last.steps += b.steps;
-        last.mixed |= b.kind != last.kind;
+        for (int k = 0; k < 4; ++k) last.busy[k] += b.busy[k];
+        last.kind = static_cast<StepKind>(std::max_element(last.busy, last.busy + 4) - last.busy);
         continue;
       }
     }
@@ -120,15 +123,15 @@ std::string gantt_svg(const Schedule& s, const Simulation& sim, const CostModel&
     for (int lane = 0; lane < kLanes; ++lane)
       for (const Bar& b : lane_bars(s, sim, r, static_cast<Lane>(lane), axis.scale, o.min_bar_px)) {
         const KindStyle k = style_of(b.kind);
-        const std::string name = b.mixed ? "reduce+copy" : k.name;
+        const std::string name = k.name;
         const std::string when = " (" + format_time(b.start, model) + " to " + format_time(b.end, model) + ")";
         const std::string tooltip = "rank " + std::to_string(r) + ": " +
-                                    (b.steps == 1 ? b.what : std::to_string(b.steps) + " steps, " + name) + when;
+                                    (b.steps == 1 ? b.what : std::to_string(b.steps) + " steps, mostly " + name) + when;
         const double x0 = axis.scale(b.start), w = axis.scale(b.end) - x0;
         // Back-to-back bars keep a pixel between them, so that two transfers do not
         // read as one; a bar too thin to see is widened to one pixel.
         doc.rect(x0, row_top + lane * lane_h, w >= 3 ? w - 1 : std::max(w, 1.0), lane_h - 1, k.colour,
-                 {{"class", "bar " + name},
+                 {{"class", "bar " + name + (b.steps > 1 ? " merged" : "")},
                   {"data-rank", std::to_string(r)},
                   {"data-steps", std::to_string(b.steps)},
                   {"data-start", number17(b.start)},
