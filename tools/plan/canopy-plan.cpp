@@ -15,11 +15,14 @@
 #include "planner/simulate.h"
 #include "planner/tree.h"
 #include "planner/validate.h"
+#include "tools/plan/compare_plot.h"
 #include "tools/plan/figure2.h"
 
 using namespace canopy::planner;
 
 namespace {
+
+constexpr int kBadInput = 2;  // the exit status for anything the user gave that we reject
 
 const char* const kExamples = R"(
 Models (--model):
@@ -39,7 +42,12 @@ Examples:
   canopy-plan reduce -p 13 --algo binomial --model overlap:d=1,c=2
   canopy-plan reduce -p 8 --bytes 1048576 --segment-bytes 65536 --json
   canopy-plan bcast -p 64 --bytes 65536 --compare
+  canopy-plan reduce -p 16 --compare --svg reduce-16.svg --min-bytes 8 --max-bytes 16777216
+  canopy-plan reduce -p 8 --bytes 65536 --json | canopy-view - --svg schedule.svg
   canopy-plan figure2 --svg figure2.svg --csv figure2.csv
+
+Bad input (an option, a model, an algorithm, a file that cannot be written) prints one
+line naming it on stderr and exits with status 2.
 )";
 
 struct Options {
@@ -58,6 +66,8 @@ struct Options {
   int max_n = 10000;
   std::string svg;
   std::string csv;
+  std::int64_t min_bytes = 8;
+  std::int64_t max_bytes = 16 << 20;
 };
 
 Problem make_problem(const Options& o) {
@@ -105,6 +115,13 @@ int print_plan(const Options& o, const Problem& problem) {
   return 0;
 }
 
+void write_file(const std::string& path, const std::string& text) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  const bool ok = out && std::fputs(text.c_str(), out) >= 0;
+  if (out && std::fclose(out) != 0) throw std::runtime_error("cannot write " + path);
+  if (!ok) throw std::runtime_error("cannot write " + path);
+}
+
 // Figure 2 of 000: prints the worst ratios, writes the curves as CSV and/or SVG.
 int print_figure2(const Options& o) {
   const canopy::tools::Figure2 f = canopy::tools::figure2_curves(o.max_n);
@@ -117,18 +134,19 @@ int print_figure2(const Options& o) {
   std::printf("Figure 2 of 000 for 2 <= n <= %d:\n", o.max_n);
   std::printf("  binomial strategy / optimal, d = c:         worst %.4f at n = %d (Theorem 18 bound 2)\n", b, bn);
   std::printf("  Fibonacci strategy / optimal, min(d,c) = 0: worst %.4f at n = %d (Theorem 19 bound 2)\n", fr, fn);
-  auto write = [](const std::string& path, const std::string& text) {
-    std::FILE* out = std::fopen(path.c_str(), "w");
-    if (!out || std::fputs(text.c_str(), out) < 0) throw std::runtime_error("cannot write " + path);
-    std::fclose(out);
-    std::printf("wrote %s\n", path.c_str());
-  };
-  if (!o.csv.empty()) write(o.csv, canopy::tools::figure2_csv(f));
-  if (!o.svg.empty()) write(o.svg, canopy::tools::figure2_svg(f));
+  for (const auto& [path, text] : {std::pair{o.csv, canopy::tools::figure2_csv(f)},
+                                   std::pair{o.svg, canopy::tools::figure2_svg(f)}})
+    if (!path.empty()) {
+      write_file(path, text);
+      std::printf("wrote %s\n", path.c_str());
+    }
   return 0;
 }
 
 int print_comparison(const Options& o, const Problem& problem) {
+  // Sizes first, so that a bad range is reported before anything is printed.
+  const auto sizes = o.svg.empty() ? std::vector<std::int64_t>{}
+                                   : canopy::tools::doubling_sizes(o.min_bytes, o.max_bytes, problem.element_bytes);
   nlohmann::json rows = nlohmann::json::array();
   if (!o.json) std::printf("%-22s %9s %14s %14s\n", "algorithm", "segments", "segment bytes", "makespan");
   for (const std::string& name : algorithm_names(problem.collective)) {
@@ -151,6 +169,13 @@ int print_comparison(const Options& o, const Problem& problem) {
     }
   }
   if (o.json) std::cout << nlohmann::json{{"model", problem.model.spec()}, {"algorithms", rows}}.dump() << "\n";
+  if (!o.svg.empty()) {
+    const auto comparison = canopy::tools::compare_over_sizes(problem, o.segment_bytes, sizes);
+    write_file(o.svg, canopy::tools::comparison_svg(comparison));
+    // With --json, stdout stays one JSON document.
+    (o.json ? std::cerr : std::cout) << "wrote " << o.svg << " (" << comparison.curves.size() << " algorithms, "
+                                     << sizes.size() << " sizes)\n";
+  }
   return 0;
 }
 
@@ -177,22 +202,34 @@ int main(int argc, char** argv) {
   app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
   app.add_flag("--steps", o.steps, "also print every rank's steps");
   app.add_option("--max-n", o.max_n, "figure2: largest n")->check(CLI::Range(2, 10000000))->capture_default_str();
-  app.add_option("--svg", o.svg, "figure2: write the curves as an SVG chart to this file");
+  app.add_option("--svg", o.svg,
+                 "figure2: write the curves as an SVG chart to this file; --compare: plot every algorithm's "
+                 "predicted time against message size (log-log) into this file");
+  app.add_option("--min-bytes", o.min_bytes, "--compare --svg: smallest message size (then doubling)")
+      ->capture_default_str();
+  app.add_option("--max-bytes", o.max_bytes, "--compare --svg: largest message size")->capture_default_str();
   app.add_option("--csv", o.csv, "figure2: write the curves as CSV to this file");
   app.add_flag_callback("--list", [] {
     for (const auto& a : algorithms()) std::cout << to_string(a.collective) << " " << a.name << ": " << a.summary << "\n";
     std::exit(0);
   }, "list the registered algorithms and exit");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help exits 0; a bad option exits 2 with one line, like every other bad input.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "canopy-plan: " << e.what() << "\n";
+    return kBadInput;
+  }
   try {
     if (o.operation == "figure2") return print_figure2(o);
+    if (!o.svg.empty() && !o.compare)
+      throw CLI::ValidationError("--svg", "needs --compare (or figure2); canopy-view draws one schedule");
     if (o.root < 0 || o.root >= o.ranks) throw CLI::ValidationError("--root", "must be between 0 and ranks-1");
     const Problem problem = make_problem(o);
     return o.compare ? print_comparison(o, problem) : print_plan(o, problem);
-  } catch (const CLI::Error& e) {
-    return app.exit(e);
   } catch (const std::exception& e) {
     std::cerr << "canopy-plan: " << e.what() << "\n";
-    return 1;
+    return kBadInput;
   }
 }

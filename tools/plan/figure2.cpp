@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "planner/algorithms/canon.h"
+#include "tools/common/svg.h"
 
 namespace canopy::tools {
 
@@ -45,49 +46,31 @@ std::string figure2_csv(const Figure2& f) {
 
 std::string figure2_svg(const Figure2& f) {
   const double width = 720, height = 360, left = 60, right = 20, top = 30, bottom = 50;
-  const double max_n = f.n.empty() ? 2 : f.n.back();
-  auto x = [&](double n) { return left + (width - left - right) * std::log(n / 2) / std::log(max_n / 2); };
-  auto y = [&](double r) { return top + (height - top - bottom) * (2.0 - r); };  // ratios 1..2
-  std::string svg;
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif' "
-                "font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
-                width, height);
-  svg += buf;
-  for (double r = 1.0; r <= 2.0001; r += 0.25) {
-    std::snprintf(buf, sizeof buf,
-                  "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/><text x='%.1f' y='%.1f' "
-                  "text-anchor='end'>%.2f</text>\n",
-                  left, y(r), width - right, y(r), left - 6, y(r) + 4, r);
-    svg += buf;
+  const double max_n = f.n.empty() ? 4 : std::max(4, f.n.back());
+  svg::Document doc(width, height, "Figure 2 (000): strategy length / optimal length");
+  svg::Axis x{svg::Scale::log10(2, max_n, left, width - right), "number of elements n (log scale)"};
+  x.format = [](double n) { return std::to_string(static_cast<long long>(std::llround(n))); };
+  // Both ratios lie between 1 and 2 (Theorems 18 and 19).
+  svg::Axis y{svg::Scale::linear(1, 2, height - bottom, top), "", [](double r) {
+                char buf[16];
+                std::snprintf(buf, sizeof buf, "%.2f", r);
+                return std::string(buf);
+              }, {1.0, 1.25, 1.5, 1.75, 2.0}};
+  doc.y_axis(y, left, width - right);
+  doc.x_axis(x, height - bottom, top);
+  doc.text((left + width - right) / 2, 18, "Figure 2 (000): strategy length / optimal length",
+           {{"text-anchor", "middle"}});
+  const std::pair<const std::vector<double>*, const char*> curves[] = {
+      {&f.binomial_ratio, "binomial strategy, d = c"}, {&f.fibonacci_ratio, "Fibonacci strategy, min(d, c) = 0"}};
+  std::vector<svg::LegendItem> legend;
+  for (int c = 0; c < 2; ++c) {
+    std::vector<std::pair<double, double>> points;
+    for (std::size_t i = 0; i < f.n.size(); ++i) points.emplace_back(x.scale(f.n[i]), y.scale((*curves[c].first)[i]));
+    doc.polyline(points, svg::palette(c), {{"class", "curve"}, {"data-label", curves[c].second}});
+    legend.push_back({curves[c].second, svg::palette(c), true});
   }
-  for (double n = 10; n <= max_n; n *= 10) {
-    std::snprintf(buf, sizeof buf, "<text x='%.1f' y='%.1f' text-anchor='middle'>%.0f</text>\n", x(n),
-                  height - bottom + 18, n);
-    svg += buf;
-  }
-  std::snprintf(buf, sizeof buf,
-                "<text x='%.1f' y='%.1f' text-anchor='middle'>number of elements n (log scale)</text>\n"
-                "<text x='%.1f' y='18' text-anchor='middle'>Figure 2 (000): strategy length / optimal length</text>\n",
-                (left + width - right) / 2, height - 10, (left + width - right) / 2);
-  svg += buf;
-  auto polyline = [&](const std::vector<double>& r, const char* colour) {
-    std::string pts;
-    for (std::size_t i = 0; i < f.n.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "%.1f,%.1f ", x(f.n[i]), y(r[i]));
-      pts += buf;
-    }
-    return "<polyline fill='none' stroke='" + std::string(colour) + "' stroke-width='1' points='" + pts + "'/>\n";
-  };
-  svg += polyline(f.binomial_ratio, "#1f77b4");
-  svg += polyline(f.fibonacci_ratio, "#d62728");
-  std::snprintf(buf, sizeof buf,
-                "<text x='%.1f' y='%.1f' fill='#1f77b4'>binomial strategy, d = c</text>\n"
-                "<text x='%.1f' y='%.1f' fill='#d62728'>Fibonacci strategy, min(d, c) = 0</text>\n",
-                left + 10, top + 14, left + 10, top + 30);
-  svg += buf;
-  return svg + "</svg>\n";
+  doc.legend(left + 10, top + 14, legend);
+  return doc.str();
 }
 
 }  // namespace canopy::tools

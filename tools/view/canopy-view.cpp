@@ -1,0 +1,170 @@
+// canopy-view: shows one schedule — one that canopy-plan printed with --json, or one
+// entry of a CANOPY_SCHEDULE_LOG — as a text tree, or as an SVG Gantt chart of its
+// timeline simulated under a cost model.
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "planner/cost_model.h"
+#include "planner/describe.h"
+#include "planner/simulate.h"
+#include "tools/view/gantt.h"
+#include "tools/view/schedule_input.h"
+
+using namespace canopy::planner;
+using namespace canopy::tools;
+
+namespace {
+
+constexpr int kBadInput = 2;  // as canopy-plan: anything the user gave that we reject
+
+const char* const kFooter = R"(
+Input: a file, or - for stdin, holding canopy-plan --json output, a schedule in the
+planner's JSON form, or a CANOPY_SCHEDULE_LOG (JSON lines; lines of other events are
+skipped). Entries are numbered from 0 in input order, as --list prints them.
+
+Selection: --entry, --collective, --algorithm and --bytes each narrow the choice;
+canopy-view shows the first entry that meets all of them (none given: the first).
+
+Timings come from the planner's simulator under the entry's recorded model (the log's
+"model", canopy-plan's "model"; Canopy's default model for a bare schedule), or under
+--model SPEC, with canopy-plan's --model syntax.
+
+The SVG has one row per rank (at most --max-ranks: ranks 0 to N-1), each with three
+lanes: sends, receives, then reductions and copies. Bars too thin to see merge with
+neighbours less than a pixel away; hovering a bar names its step(s).
+
+Bad input (a missing file, text that is not JSON, JSON that is not a schedule, no entry
+matching, a bad model) prints one line naming it on stderr and exits with status 2.
+
+Examples:
+  canopy-plan reduce -p 8 --bytes 1048576 --json | canopy-view -
+  canopy-plan reduce -p 8 --bytes 1048576 --json | canopy-view - --svg reduce.svg
+  CANOPY_SCHEDULE_LOG=/tmp/canopy.jsonl mpiexec.mpich -n 4 ./app   (with libcanopy.so preloaded)
+  canopy-view /tmp/canopy.jsonl --list
+  canopy-view /tmp/canopy.jsonl --entry 2 --svg entry2.svg
+  canopy-view /tmp/canopy.jsonl --collective bcast --bytes 65536 --model hockney:alpha=5e-6,beta=1e-10
+)";
+
+struct Options {
+  std::string input;
+  bool list = false;
+  Selection selection;
+  std::string model;
+  std::string svg;
+  bool steps = false;
+  GanttOptions gantt;
+};
+
+std::string read_input(const std::string& path) {
+  if (path == "-") {
+    std::ostringstream text;
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(std::string("cannot read: ") + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The model an entry is timed under: --model, else the one recorded with it.
+CostModel model_for(const ScheduleEntry& e, const std::string& override_spec) {
+  const std::string spec = !override_spec.empty() ? override_spec : e.model.empty() ? "default" : e.model;
+  try {
+    return spec == "default" ? default_model() : parse_model(spec);
+  } catch (const std::exception& ex) {
+    throw InputError((override_spec.empty() ? "entry " + std::to_string(e.index) + ": recorded model"
+                                            : std::string("--model")) +
+                     ": " + ex.what());
+  }
+}
+
+Simulation simulate_entry(const ScheduleEntry& e, const CostModel& model) {
+  Simulation sim = simulate(e.schedule, model);
+  if (!sim.ok)
+    throw InputError("entry " + std::to_string(e.index) + " cannot be simulated under " + model.spec() + ": " +
+                     sim.error);
+  return sim;
+}
+
+void print_list(const std::vector<ScheduleEntry>& entries, const Options& o) {
+  std::printf("%5s  %-10s %5s %5s %12s  %-22s %8s  %s\n", "entry", "collective", "ranks", "root", "bytes",
+              "algorithm", "segments", "predicted");
+  for (const ScheduleEntry& e : entries) {
+    if (!o.selection.matches(e)) continue;
+    const Schedule& s = e.schedule;
+    // The recorded prediction, unless --model asks for another model's.
+    const CostModel model = model_for(e, o.model);
+    const double predicted =
+        o.model.empty() && e.predicted ? *e.predicted : simulate_entry(e, model).makespan;
+    std::printf("%5d  %-10s %5d %5d %12lld  %-22s %8zu  %s\n", e.index, to_string(s.collective), s.nranks, s.root,
+                static_cast<long long>(s.bytes()), s.algorithm.c_str(), s.segments.size(),
+                format_time(predicted, model).c_str());
+  }
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) throw InputError("cannot write " + path + ": " + std::strerror(errno));
+  const bool ok = std::fputs(text.c_str(), out) >= 0;
+  if (std::fclose(out) != 0 || !ok) throw InputError("cannot write " + path);
+}
+
+int show(const std::vector<ScheduleEntry>& entries, const Options& o) {
+  const ScheduleEntry& e = select_entry(entries, o.selection);
+  const CostModel model = model_for(e, o.model);
+  const Simulation sim = simulate_entry(e, model);
+  // The file first: a failure to write it then leaves stdout empty.
+  if (!o.svg.empty()) write_file(o.svg, gantt_svg(e.schedule, sim, model, o.gantt));
+  std::cout << "entry " << e.index << ": " << summarize(e.schedule) << "\n"
+            << "predicted makespan " << format_time(sim.makespan, model) << " under " << model.spec() << "\n";
+  if (!o.svg.empty()) std::cout << "wrote " << o.svg << "\n";
+  std::cout << describe_schedule(e.schedule, o.steps);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"canopy-view: show one Canopy schedule as a text tree or an SVG Gantt chart"};
+  app.footer(kFooter);
+  app.add_option("input", o.input, "canopy-plan --json output, a schedule, or a CANOPY_SCHEDULE_LOG; - for stdin")
+      ->required();
+  app.add_flag("--list", o.list, "list the input's schedules (those the selection matches) and exit");
+  app.add_option("--entry", o.selection.entry, "the entry with this index (see --list)")->check(CLI::NonNegativeNumber);
+  app.add_option("--collective", o.selection.collective, "an entry of this collective")
+      ->check(CLI::IsMember({"reduce", "bcast"}));
+  app.add_option("--algorithm", o.selection.algorithm, "an entry of this algorithm");
+  app.add_option("--bytes", o.selection.bytes, "an entry of this message size")->check(CLI::NonNegativeNumber);
+  app.add_option("--model", o.model, "time under this cost model instead of the recorded one (canopy-plan --model)");
+  app.add_option("--svg", o.svg, "write the simulated timeline as an SVG Gantt chart to this file");
+  app.add_option("--max-ranks", o.gantt.max_ranks, "SVG: draw at most this many ranks")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_flag("--steps", o.steps, "also print every rank's steps");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "canopy-view: " << e.what() << "\n";
+    return kBadInput;
+  }
+  try {
+    const std::vector<ScheduleEntry> entries = read_schedules(read_input(o.input));
+    if (o.list) {
+      print_list(entries, o);
+      return 0;
+    }
+    return show(entries, o);
+  } catch (const std::exception& e) {
+    std::cerr << "canopy-view: " << (o.input == "-" ? "stdin" : o.input) << ": " << e.what() << "\n";
+    return kBadInput;
+  }
+}
