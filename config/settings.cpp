@@ -17,6 +17,17 @@ namespace canopy::config {
 namespace {
 
 const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+const char* const kFaults[] = {"none", "planner-error", "invalid-schedule"};
+
+// "1 true on yes" / "0 false off no", any case; false when `value` is neither.
+bool parse_boolean(const std::string& value, bool& out) {
+  std::string x = value;
+  std::transform(x.begin(), x.end(), x.begin(), ::tolower);
+  if (x == "1" || x == "true" || x == "on" || x == "yes") out = true;
+  else if (x == "0" || x == "false" || x == "off" || x == "no") out = false;
+  else return false;
+  return true;
+}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -92,6 +103,15 @@ const std::vector<SettingSpec>& setting_specs() {
        "With auto: measured rounds (after one warm-up round) over the model's two best schedules and "
        "native MPI before the ranks agree on the fastest; 0 trusts the model alone",
        "CANOPY_AUTO_TRIALS=0"},
+      {"CANOPY_FAULT", "name", "none", join({std::begin(kFaults), std::end(kFaults)}),
+       "Testing only: planner-error makes the planner fail and invalid-schedule corrupts every schedule so "
+       "the validator rejects it; either way native MPI runs, with the reason counted and logged",
+       "CANOPY_FAULT=planner-error"},
+      {"CANOPY_VERIFY", "boolean", "0", "1, 0, true, false, on, off, yes, no",
+       "Before each call the ranks compare a hash of its arguments and plan (one 16-byte MPI_Allreduce per "
+       "call); on a mismatch every rank logs an error and returns MPI_ERR_ARG through the communicator's "
+       "error handler instead of hanging",
+       "CANOPY_VERIFY=1"},
   };
   return specs;
 }
@@ -162,6 +182,16 @@ ParseResult parse_settings(const Environment& env) {
     else bad("CANOPY_LOG_LEVEL", *v, join({std::begin(kLogLevels), std::end(kLogLevels)}), "using warn");
   }
   if (const auto* v = find("CANOPY_SCHEDULE_LOG")) s.schedule_log = *v;
+  if (const auto* v = find("CANOPY_FAULT")) {
+    if (std::find(std::begin(kFaults), std::end(kFaults), *v) != std::end(kFaults)) s.fault = *v;
+    else bad("CANOPY_FAULT", *v, join({std::begin(kFaults), std::end(kFaults)}), "no fault is injected");
+  }
+  if (const auto* v = find("CANOPY_VERIFY")) {
+    if (!parse_boolean(*v, s.verify)) {
+      s.verify = false;
+      bad("CANOPY_VERIFY", *v, "1, 0, true, false, on, off, yes, no", "calls are not verified");
+    }
+  }
   if (const auto* v = find("CANOPY_MODEL")) {
     std::string error;
     s.model = resolve_model(*v, error);

@@ -19,6 +19,8 @@ struct Settings {
   std::string schedule_log;            // CANOPY_SCHEDULE_LOG: path, %r expands to the rank
   std::string model;                   // CANOPY_MODEL: a model spec, "measure", or empty = built-in
   int auto_trials = 2;                 // CANOPY_AUTO_TRIALS: measured rounds per new call kind
+  std::string fault = "none";          // CANOPY_FAULT: test-only fault injection (see the spec table)
+  bool verify = false;                 // CANOPY_VERIFY: ranks compare each call before running it
 };
 
 // One row of the spec table: what --list-settings and the README show.
