@@ -1,5 +1,7 @@
 #include "shim/collectives.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include "shim/comm_state.h"
 #include "shim/executor.h"
 #include "shim/runtime.h"
@@ -24,6 +26,35 @@ void carve_scratch(CommState& state, const planner::Schedule& s, const DatatypeL
   for (int k = 0; k < nslots; ++k) b.slots[k] = layout.origin(base + acc_bytes + slot_bytes * k);
 }
 
+// The error code CANOPY_VERIFY returns: class MPI_ERR_ARG, with its own message.
+int verify_error_code() {
+  static const int code = [] {
+    int c = MPI_ERR_ARG;
+    if (PMPI_Add_error_code(MPI_ERR_ARG, &c) != MPI_SUCCESS) return static_cast<int>(MPI_ERR_ARG);
+    char text[] = "Canopy (CANOPY_VERIFY): the ranks called this collective with different arguments";
+    PMPI_Add_error_string(c, text);
+    return c;
+  }();
+  return code;
+}
+
+// CANOPY_VERIFY: the call's plan key and the candidate about to run, hashed (FNV-1a).
+// Ranks that passed different counts, roots or datatype sizes differ here.
+std::uint64_t call_fingerprint(const PlanKey& key, int candidate_index, const Candidate& c) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::uint64_t v) {
+    for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
+  };
+  mix(static_cast<std::uint64_t>(key.collective));
+  mix(static_cast<std::uint64_t>(key.root));
+  mix(static_cast<std::uint64_t>(key.count));
+  mix(static_cast<std::uint64_t>(key.element_bytes));
+  mix(key.commutative ? 1 : 0);
+  mix(static_cast<std::uint64_t>(candidate_index));
+  mix(c.native ? 0 : c.fingerprint);
+  return h;
+}
+
 // Runs one call with `plan`'s current candidate, timing it while trials last.
 // `schedule` runs a Canopy schedule and returns the MPI error code; `native` calls
 // the PMPI collective.
@@ -32,11 +63,26 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
              RunNative native) {
   Runtime& rt = runtime();
   const Candidate& candidate = plan.candidates[plan.current()];
+  if (rt.settings.verify && !state.agree(call_fingerprint(key, plan.current(), candidate))) {
+    // An erroneous program: running either plan would hang or corrupt memory. Every
+    // rank sees the mismatch (agree() is collective), so every rank returns the error.
+    const bool reduce = key.collective == planner::Collective::Reduce;
+    rt.log->error("{} on a communicator of {} ranks: the ranks passed different arguments (this rank: root {}, "
+                  "{}); CANOPY_VERIFY returns MPI_ERR_ARG on every rank",
+                  reduce ? "MPI_Reduce" : "MPI_Bcast", state.size(), key.root,
+                  reduce ? fmt::format("{} elements of {} bytes", key.count, key.element_bytes)
+                         : fmt::format("{} bytes", key.count));
+    const int err = verify_error_code();
+    PMPI_Comm_call_errhandler(comm, err);
+    return err;
+  }
   const bool timed = plan.trialling();
   const double start = timed ? PMPI_Wtime() : 0;
   int err = MPI_SUCCESS;
   if (candidate.native) {
-    rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
+    rt.count_fallback(key.collective, timed                        ? FallbackReason::AutoTrialNative
+                                      : plan.candidates.size() > 1 ? FallbackReason::AutoChoseNative
+                                                                   : plan.native_why);
     err = native();
   } else {
     rt.intercepted.fetch_add(1, std::memory_order_relaxed);
@@ -53,27 +99,31 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
   auto native = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
-  auto fallback = [&] {
-    rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
+  auto fallback = [&](FallbackReason why) {
+    rt.count_fallback(planner::Collective::Reduce, why);
     return native();
   };
-  if (!rt.active || rt.settings.reduce_algorithm == "native") return fallback();
+  if (!rt.active) return fallback(FallbackReason::Disabled);
+  if (rt.settings.reduce_algorithm == "native") return fallback(FallbackReason::AlgorithmNative);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   DatatypeLayout layout;
   PlanKey key{};
   try {
-    state = CommState::of(comm);
-    if (!state || count < 0 || root < 0 || root >= state->size() || !describe_datatype(datatype, layout))
-      return fallback();  // MPI's own checks and error reporting apply
+    FallbackReason why = FallbackReason::InvalidArgument;
+    state = CommState::of(comm, &why);
+    if (!state) return fallback(why);
+    // MPI's own checks and error reporting apply.
+    if (count < 0 || root < 0 || root >= state->size()) return fallback(FallbackReason::InvalidArgument);
+    if (!describe_datatype(datatype, layout)) return fallback(FallbackReason::UnsupportedDatatype);
     int commutative = 1;
-    if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback();
+    if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback(FallbackReason::OpQueryFailed);
     key = {planner::Collective::Reduce, root, count, layout.size, commutative != 0};
     plan = &state->plan(key);
   } catch (const std::exception& e) {
     // Planning throws before any message: native is safe.
     rt.log->warn("MPI_Reduce: {}; native MPI runs", e.what());
-    return fallback();
+    return fallback(FallbackReason::InternalError);
   }
   const bool is_root = state->rank() == root;
   auto schedule = [&](const Candidate& c) {
@@ -92,21 +142,23 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
   auto native = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
-  auto fallback = [&] {
-    rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
+  auto fallback = [&](FallbackReason why) {
+    rt.count_fallback(planner::Collective::Bcast, why);
     return native();
   };
-  if (!rt.active || rt.settings.bcast_algorithm == "native") return fallback();
+  if (!rt.active) return fallback(FallbackReason::Disabled);
+  if (rt.settings.bcast_algorithm == "native") return fallback(FallbackReason::AlgorithmNative);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   PlanKey key{};
   std::int64_t bytes = 0;
   try {
-    state = CommState::of(comm);
+    FallbackReason why = FallbackReason::InvalidArgument;
+    state = CommState::of(comm, &why);
+    if (!state) return fallback(why);
+    if (count < 0 || root < 0 || root >= state->size()) return fallback(FallbackReason::InvalidArgument);
     int type_size = 0;
-    if (!state || count < 0 || root < 0 || root >= state->size() ||
-        PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS)
-      return fallback();
+    if (PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS) return fallback(FallbackReason::UnsupportedDatatype);
     // Ranks may describe the message with different datatypes of the same signature,
     // so the plan is made over bytes, which all ranks agree on.
     bytes = static_cast<std::int64_t>(count) * type_size;
@@ -114,7 +166,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     plan = &state->plan(key);
   } catch (const std::exception& e) {
     rt.log->warn("MPI_Bcast: {}; native MPI runs", e.what());
-    return fallback();
+    return fallback(FallbackReason::InternalError);
   }
   auto schedule = [&](const Candidate& c) {
     DatatypeLayout bytes_layout;
