@@ -150,6 +150,13 @@ foreach(np 2 3)
   canopy_add_mpi_test(NAME "mpi preload: threads np${np}" TARGET threads NP ${np} PRELOAD TIMEOUT 120)
   set_tests_properties("mpi native: threads np${np}" "mpi preload: threads np${np}" PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+# ... with the schedule log and info logging on, which all threads write to.
+add_test(NAME "mpi preload: threads np3 logging"
+         COMMAND ${expect} 1 1 "^threads: [0-9]+ checks passed" --
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:threads>)
+set_tests_properties("mpi preload: threads np3 logging" PROPERTIES
+                     ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_SCHEDULE_LOG=${CMAKE_CURRENT_BINARY_DIR}/threads-%r.jsonl;CANOPYTEST_EXPECT_INTERCEPT=1"
+                     LABELS "mpi;preload" TIMEOUT 120)
 
 # CANOPY_VERIFY=1: ranks that pass different counts or roots all get MPI_ERR_ARG and
 # one error line each (3 calls x 3 ranks), instead of hanging (hence the timeout).
