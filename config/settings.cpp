@@ -18,6 +18,17 @@ namespace canopy::config {
 namespace {
 
 const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+const char* const kFaults[] = {"none", "planner-error", "invalid-schedule"};
+
+// "1 true on yes" / "0 false off no", any case; false when `value` is neither.
+bool parse_boolean(const std::string& value, bool& out) {
+  std::string x = value;
+  std::transform(x.begin(), x.end(), x.begin(), ::tolower);
+  if (x == "1" || x == "true" || x == "on" || x == "yes") out = true;
+  else if (x == "0" || x == "false" || x == "off" || x == "no") out = false;
+  else return false;
+  return true;
+}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -96,17 +107,17 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_REPORT=canopy-report.txt"},
       {"CANOPY_REPORT_FORMAT", "name", "text", "text, json", "Format of the CANOPY_REPORT file",
        "CANOPY_REPORT_FORMAT=json"},
+      {"CANOPY_FAULT", "name", "none", join({std::begin(kFaults), std::end(kFaults)}),
+       "Testing only: planner-error makes the planner fail and invalid-schedule corrupts every schedule so "
+       "the validator rejects it; either way native MPI runs, with the reason counted and logged",
+       "CANOPY_FAULT=planner-error"},
+      {"CANOPY_VERIFY", "boolean", "0", "1, 0, true, false, on, off, yes, no",
+       "Before each call the ranks compare a hash of its arguments and plan (one 16-byte MPI_Allreduce per "
+       "call); on a mismatch every rank logs an error and returns MPI_ERR_ARG through the communicator's "
+       "error handler instead of hanging",
+       "CANOPY_VERIFY=1"},
   };
   return specs;
-}
-
-// Whether `value` is one of the boolean spellings; sets `out` when it is.
-bool parse_boolean(std::string value, bool& out) {
-  std::transform(value.begin(), value.end(), value.begin(), ::tolower);
-  if (value == "1" || value == "true" || value == "on" || value == "yes") out = true;
-  else if (value == "0" || value == "false" || value == "off" || value == "no") out = false;
-  else return false;
-  return true;
 }
 
 ParseResult parse_settings(const Environment& env) {
@@ -209,6 +220,16 @@ ParseResult parse_settings(const Environment& env) {
     else bad("CANOPY_LOG_LEVEL", *v, join({std::begin(kLogLevels), std::end(kLogLevels)}), "using warn");
   }
   if (const auto* v = find("CANOPY_SCHEDULE_LOG")) s.schedule_log = *v;
+  if (const auto* v = find("CANOPY_FAULT")) {
+    if (std::find(std::begin(kFaults), std::end(kFaults), *v) != std::end(kFaults)) s.fault = *v;
+    else bad("CANOPY_FAULT", *v, join({std::begin(kFaults), std::end(kFaults)}), "no fault is injected");
+  }
+  if (const auto* v = find("CANOPY_VERIFY")) {
+    if (!parse_boolean(*v, s.verify)) {
+      s.verify = false;
+      bad("CANOPY_VERIFY", *v, "1, 0, true, false, on, off, yes, no", "calls are not verified");
+    }
+  }
   if (const auto* v = find("CANOPY_MODEL")) {
     std::string error;
     s.model = resolve_model(*v, error);
@@ -260,7 +281,7 @@ std::uint64_t fingerprint(const Environment& env) {
   return h;
 }
 
-std::uint64_t fingerprint(const ParseResult& parsed) {
+std::uint64_t fingerprint_in_force(const ParseResult& parsed) {
   Environment env = parsed.effective;
   // The rules travel in the fingerprint under a name no environment variable has.
   env["CANOPY_CONFIG"] = canonical(parsed.settings.rules);

@@ -40,6 +40,8 @@ struct Settings {
   // True when every call of `c` runs natively whatever its size (no rule says otherwise),
   // so the shim can skip all work.
   bool always_native(planner::Collective c) const;
+  std::string fault = "none";          // CANOPY_FAULT: test-only fault injection (see the spec table)
+  bool verify = false;                 // CANOPY_VERIFY: ranks compare each call before running it
 };
 
 // One row of the spec table: what --list-settings and the README show.
@@ -85,8 +87,9 @@ Environment process_environment();
 // A stable fingerprint of the CANOPY_* entries: ranks compare it at start-up, since
 // ranks that planned with different settings would deadlock.
 std::uint64_t fingerprint(const Environment& env);
-// The fingerprint of what a parse put in force: its effective entries and its rules.
-std::uint64_t fingerprint(const ParseResult& parsed);
+// The fingerprint of what a parse put in force: its effective entries and its rules
+// (ranks compare this one at MPI_Init).
+std::uint64_t fingerprint_in_force(const ParseResult& parsed);
 
 // The settings table as aligned text (for canopy-info and --list-settings).
 std::string settings_table();

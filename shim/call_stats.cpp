@@ -30,7 +30,7 @@ nlohmann::json CallRecord::to_json() const {
                       {"total_s", total_},
                       {"min_s", calls_ ? min_ : 0.0},
                       {"max_s", max_}};
-  if (!kind_.reason.empty()) j["reason"] = kind_.reason;
+  if (!kind_.reason.empty()) j["reason"] = kind_.reason;  // a FallbackReason name
   if (!kind_.schedule_id.empty()) j["schedule_id"] = kind_.schedule_id;
   return j;
 }

@@ -14,6 +14,15 @@ extern "C" {
 long canopy_intercepted_calls(void);
 /* Calls on this rank that Canopy handed to native MPI. */
 long canopy_fallback_calls(void);
+/* Of those, the calls of one collective ("reduce" or "bcast") for one reason, by its
+ * stable name: "disabled", "algorithm-native", "intercommunicator", "invalid-argument",
+ * "unsupported-datatype", "op-query-failed", "state-failed", "planning-error",
+ * "validator-rejected", "auto-trial-native", "auto-chose-native", "internal-error"
+ * (shim/fallback.h). -1 for an unknown collective or reason. */
+long canopy_fallback_count(const char *collective, const char *reason);
+/* Communicators whose Canopy state (private duplicate, plans) is alive on this rank;
+ * a communicator the application frees releases its state. */
+long canopy_live_comm_states(void);
 const char* canopy_version(void);
 
 #ifdef __cplusplus

@@ -1,5 +1,7 @@
 #include "shim/collectives.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include "shim/call_stats.h"
 #include "shim/comm_state.h"
 #include "shim/executor.h"
@@ -25,6 +27,67 @@ void carve_scratch(CommState& state, const planner::Schedule& s, const DatatypeL
   for (int k = 0; k < nslots; ++k) b.slots[k] = layout.origin(base + acc_bytes + slot_bytes * k);
 }
 
+// The error code CANOPY_VERIFY returns: class MPI_ERR_ARG, with its own message.
+int verify_error_code() {
+  static const int code = [] {
+    int c = MPI_ERR_ARG;
+    if (PMPI_Add_error_code(MPI_ERR_ARG, &c) != MPI_SUCCESS) return static_cast<int>(MPI_ERR_ARG);
+    char text[] = "Canopy (CANOPY_VERIFY): the ranks called this collective with different arguments";
+    PMPI_Add_error_string(c, text);
+    return c;
+  }();
+  return code;
+}
+
+// CANOPY_VERIFY: the call's plan key and the candidate about to run, hashed (FNV-1a).
+// Ranks that passed different counts, roots or datatype sizes differ here.
+std::uint64_t call_fingerprint(const PlanKey& key, int candidate_index, const Candidate& c) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::uint64_t v) {
+    for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
+  };
+  mix(static_cast<std::uint64_t>(key.collective));
+  mix(static_cast<std::uint64_t>(key.root));
+  mix(static_cast<std::uint64_t>(key.count));
+  mix(static_cast<std::uint64_t>(key.element_bytes));
+  mix(key.commutative ? 1 : 0);
+  mix(static_cast<std::uint64_t>(candidate_index));
+  mix(c.native ? 0 : c.fingerprint);
+  return h;
+}
+
+// Runs a call natively for `why`: counted, and with CANOPY_TIMING or CANOPY_REPORT
+// also timed and recorded under its kind of call and reason.
+template <typename RunNative>
+int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int64_t bytes, FallbackReason why,
+               RunNative native) {
+  Runtime& rt = runtime();
+  rt.count_fallback(collective, why);
+  if (!rt.stats.enabled()) return native();
+  const double start = PMPI_Wtime();
+  const int err = native();
+  CallKind kind;
+  kind.collective = collective;
+  int size = 0;
+  int inter = 0;
+  if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter)
+    PMPI_Comm_size(comm, &size);
+  kind.comm_size = size;  // 0: unknown (intercommunicator or invalid)
+  kind.root = root;
+  kind.bytes = bytes;
+  kind.algorithm = "native";
+  kind.reason = fallback_name(why);
+  rt.stats.record(kind)->add(PMPI_Wtime() - start);
+  return err;
+}
+
+// Message bytes of `count` elements of `datatype`, or -1 when MPI cannot say.
+std::int64_t message_bytes(int count, MPI_Datatype datatype) {
+  int size = 0;
+  if (count < 0 || datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &size) != MPI_SUCCESS) return -1;
+  return static_cast<std::int64_t>(count) * size;
+}
+
 // Runs one call with `plan`'s current candidate, timing it while trials last.
 // `schedule` runs a Canopy schedule and returns the MPI error code; `native` calls
 // the PMPI collective.
@@ -33,13 +96,28 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
              RunNative native) {
   Runtime& rt = runtime();
   const Candidate& candidate = plan.candidates[plan.current()];
+  if (rt.settings.verify && !state.agree(call_fingerprint(key, plan.current(), candidate))) {
+    // An erroneous program: running either plan would hang or corrupt memory. Every
+    // rank sees the mismatch (agree() is collective), so every rank returns the error.
+    const bool reduce = key.collective == planner::Collective::Reduce;
+    rt.log->error("{} on a communicator of {} ranks: the ranks passed different arguments (this rank: root {}, "
+                  "{}); CANOPY_VERIFY returns MPI_ERR_ARG on every rank",
+                  reduce ? "MPI_Reduce" : "MPI_Bcast", state.size(), key.root,
+                  reduce ? fmt::format("{} elements of {} bytes", key.count, key.element_bytes)
+                         : fmt::format("{} bytes", key.count));
+    const int err = verify_error_code();
+    PMPI_Comm_call_errhandler(comm, err);
+    return err;
+  }
   const bool trial = plan.trialling();
   const bool timed = trial || candidate.stats;
   const double start = timed ? PMPI_Wtime() : 0;
   int err = MPI_SUCCESS;
   if (candidate.native) {
-    rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
-    err = native();
+    const FallbackReason why = trial                        ? FallbackReason::AutoTrialNative
+                               : plan.candidates.size() > 1 ? FallbackReason::AutoChoseNative
+                                                            : plan.native_why;
+    err = run_native(key.collective, comm, key.root, key.count * key.element_bytes, why, native);
   } else {
     rt.intercepted.fetch_add(1, std::memory_order_relaxed);
     err = schedule(candidate);
@@ -54,63 +132,35 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
   return err;
 }
 
-// A call Canopy hands to native MPI before any plan exists: counted, and with
-// CANOPY_TIMING or CANOPY_REPORT also timed and recorded with its reason.
-template <typename RunNative>
-int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int64_t bytes, const char* reason,
-               RunNative native) {
-  Runtime& rt = runtime();
-  rt.fallbacks.fetch_add(1, std::memory_order_relaxed);
-  if (!rt.stats.enabled()) return native();
-  const double start = PMPI_Wtime();
-  const int err = native();
-  CallKind kind;
-  kind.collective = collective;
-  int size = 0;
-  if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &size);
-  kind.comm_size = size;
-  kind.root = root;
-  kind.bytes = bytes;
-  kind.algorithm = "native";
-  kind.reason = reason;
-  rt.stats.record(kind)->add(PMPI_Wtime() - start);
-  return err;
-}
-
-// Message bytes of `count` elements of `datatype`, or -1 when MPI cannot say.
-std::int64_t message_bytes(int count, MPI_Datatype datatype) {
-  int size = 0;
-  if (count < 0 || PMPI_Type_size(datatype, &size) != MPI_SUCCESS) return -1;
-  return static_cast<std::int64_t>(count) * size;
-}
-
 }  // namespace
 
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
   auto native = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
-  auto fallback = [&](const char* reason) {
-    return run_native(planner::Collective::Reduce, comm, root, message_bytes(count, datatype), reason, native);
+  auto fallback = [&](FallbackReason why) {
+    return run_native(planner::Collective::Reduce, comm, root, message_bytes(count, datatype), why, native);
   };
-  if (!rt.active) return fallback("Canopy is off");
-  if (rt.settings.always_native(planner::Collective::Reduce)) return fallback("CANOPY_REDUCE_ALGO=native");
+  if (!rt.active) return fallback(FallbackReason::Disabled);
+  if (rt.settings.always_native(planner::Collective::Reduce)) return fallback(FallbackReason::AlgorithmNative);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   DatatypeLayout layout;
   PlanKey key{};
   try {
-    state = CommState::of(comm);
-    if (!state) return fallback("intercommunicator or null communicator");
-    if (count < 0 || root < 0 || root >= state->size()) return fallback("invalid arguments");  // MPI reports them
-    if (!describe_datatype(datatype, layout)) return fallback("unsupported datatype");
+    FallbackReason why = FallbackReason::InvalidArgument;
+    state = CommState::of(comm, &why);
+    if (!state) return fallback(why);
+    // MPI's own checks and error reporting apply.
+    if (count < 0 || root < 0 || root >= state->size()) return fallback(FallbackReason::InvalidArgument);
+    if (!describe_datatype(datatype, layout)) return fallback(FallbackReason::UnsupportedDatatype);
     int commutative = 1;
-    if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback("invalid op");
+    if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback(FallbackReason::OpQueryFailed);
     key = {planner::Collective::Reduce, root, count, layout.size, commutative != 0};
     plan = &state->plan(key);
   } catch (const std::exception& e) {
     // Planning throws before any message: native is safe.
     rt.log->warn("MPI_Reduce: {}; native MPI runs", e.what());
-    return fallback("planning error");
+    return fallback(FallbackReason::InternalError);
   }
   const bool is_root = state->rank() == root;
   auto schedule = [&](const Candidate& c) {
@@ -129,21 +179,22 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
   auto native = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
-  auto fallback = [&](const char* reason) {
-    return run_native(planner::Collective::Bcast, comm, root, message_bytes(count, datatype), reason, native);
+  auto fallback = [&](FallbackReason why) {
+    return run_native(planner::Collective::Bcast, comm, root, message_bytes(count, datatype), why, native);
   };
-  if (!rt.active) return fallback("Canopy is off");
-  if (rt.settings.always_native(planner::Collective::Bcast)) return fallback("CANOPY_BCAST_ALGO=native");
+  if (!rt.active) return fallback(FallbackReason::Disabled);
+  if (rt.settings.always_native(planner::Collective::Bcast)) return fallback(FallbackReason::AlgorithmNative);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   PlanKey key{};
   std::int64_t bytes = 0;
   try {
-    state = CommState::of(comm);
+    FallbackReason why = FallbackReason::InvalidArgument;
+    state = CommState::of(comm, &why);
+    if (!state) return fallback(why);
+    if (count < 0 || root < 0 || root >= state->size()) return fallback(FallbackReason::InvalidArgument);
     int type_size = 0;
-    if (!state) return fallback("intercommunicator or null communicator");
-    if (count < 0 || root < 0 || root >= state->size() || PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS)
-      return fallback("invalid arguments");  // MPI's own checks and error reporting apply
+    if (PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS) return fallback(FallbackReason::UnsupportedDatatype);
     // Ranks may describe the message with different datatypes of the same signature,
     // so the plan is made over bytes, which all ranks agree on.
     bytes = static_cast<std::int64_t>(count) * type_size;
@@ -151,7 +202,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     plan = &state->plan(key);
   } catch (const std::exception& e) {
     rt.log->warn("MPI_Bcast: {}; native MPI runs", e.what());
-    return fallback("planning error");
+    return fallback(FallbackReason::InternalError);
   }
   auto schedule = [&](const Candidate& c) {
     DatatypeLayout bytes_layout;

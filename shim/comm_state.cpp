@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "planner/describe.h"
+#include "planner/schedule_json.h"
 #include "planner/select.h"
 #include "planner/validate.h"
+#include "shim/executor.h"
 #include "shim/runtime.h"
 
 namespace canopy::shim {
@@ -16,8 +18,9 @@ namespace canopy::shim {
 namespace {
 
 // Every live state, so MPI_Finalize can free those whose communicators the
-// application never freed. Touched only when a state is created or destroyed.
-std::mutex registry_mutex;
+// application never freed. Touched only when a state is created or destroyed, which
+// threads may do at once for different communicators.
+ThreadLock registry_mutex;
 std::set<CommState*> registry;
 
 }  // namespace
@@ -42,24 +45,29 @@ CommState::~CommState() {
   if (private_comm_ != MPI_COMM_NULL) PMPI_Comm_free(&private_comm_);
 }
 
-CommState* CommState::of(MPI_Comm comm) {
+CommState* CommState::of(MPI_Comm comm, FallbackReason* why) {
   Runtime& rt = runtime();
-  if (!rt.active || comm == MPI_COMM_NULL) return nullptr;
+  auto none = [why](FallbackReason r) -> CommState* {
+    if (why) *why = r;
+    return nullptr;
+  };
+  if (!rt.active) return none(FallbackReason::Disabled);
+  if (comm == MPI_COMM_NULL) return none(FallbackReason::InvalidArgument);
   void* value = nullptr;
   int found = 0;
-  if (PMPI_Comm_get_attr(comm, rt.keyval, &value, &found) != MPI_SUCCESS) return nullptr;
+  if (PMPI_Comm_get_attr(comm, rt.keyval, &value, &found) != MPI_SUCCESS) return none(FallbackReason::InvalidArgument);
   if (found) return static_cast<CommState*>(value);
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
-  if (inter) return nullptr;
+  if (inter) return none(FallbackReason::Intercommunicator);
   MPI_Comm dup = MPI_COMM_NULL;
-  if (PMPI_Comm_dup(comm, &dup) != MPI_SUCCESS) return nullptr;
+  if (PMPI_Comm_dup(comm, &dup) != MPI_SUCCESS) return none(FallbackReason::StateFailed);
   int rank = 0, size = 0;
   PMPI_Comm_rank(dup, &rank);
   PMPI_Comm_size(dup, &size);
   auto* state = new CommState(comm, dup, rank, size);
   {
-    std::lock_guard<std::mutex> lock(registry_mutex);
+    std::lock_guard<ThreadLock> lock(registry_mutex);
     registry.insert(state);
   }
   PMPI_Comm_set_attr(comm, rt.keyval, state);
@@ -69,7 +77,7 @@ CommState* CommState::of(MPI_Comm comm) {
 int CommState::delete_attribute_callback(MPI_Comm, int, void* value, void*) {
   auto* state = static_cast<CommState*>(value);
   {
-    std::lock_guard<std::mutex> lock(registry_mutex);
+    std::lock_guard<ThreadLock> lock(registry_mutex);
     registry.erase(state);
   }
   delete state;
@@ -79,14 +87,52 @@ int CommState::delete_attribute_callback(MPI_Comm, int, void* value, void*) {
 void CommState::release_all() {
   std::vector<CommState*> alive;
   {
-    std::lock_guard<std::mutex> lock(registry_mutex);
+    std::lock_guard<ThreadLock> lock(registry_mutex);
     alive.assign(registry.begin(), registry.end());
   }
   // Deleting the attribute runs delete_attribute_callback, which frees the state.
   for (CommState* state : alive) PMPI_Comm_delete_attr(state->user_comm_, runtime().keyval);
 }
 
+long CommState::live_states() {
+  std::lock_guard<ThreadLock> lock(registry_mutex);
+  return static_cast<long>(registry.size());
+}
+
+bool CommState::agree(std::uint64_t hash) {
+  // The maximum of h and of ~h are both this rank's only if every rank has the same h.
+  std::uint64_t both[2] = {hash, ~hash};
+  std::uint64_t max[2] = {0, 0};
+  if (!runtime().oversubscribed) {
+    if (PMPI_Allreduce(both, max, 2, MPI_UINT64_T, MPI_MAX, private_comm_) != MPI_SUCCESS) return false;
+  } else {
+    // With more ranks than cores MPICH's blocking collectives busy-poll and starve the
+    // ranks they wait for: wait for a nonblocking one politely, as the executor does
+    // (the bcast_matrix test at 3 ranks on 2 cores: 2.1 s without CANOPY_VERIFY, 10.7 s
+    // with the blocking allreduce, 4.6 s with this). Every rank takes the same branch
+    // (the flag is agreed at MPI_Init), so blocking and nonblocking never meet.
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (PMPI_Iallreduce(both, max, 2, MPI_UINT64_T, MPI_MAX, private_comm_, &request) != MPI_SUCCESS) return false;
+    if (wait_politely(&request) != MPI_SUCCESS) return false;
+  }
+  return max[0] == hash && max[1] == ~hash;
+}
+
 namespace {
+
+// FNV-1a over the schedule's JSON form: every field, the same on every rank.
+std::uint64_t schedule_fingerprint(const planner::Schedule& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : planner::schedule_to_json(s).dump()) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// CANOPY_FAULT=invalid-schedule: a receive from a rank that does not exist, which the
+// validator rejects whatever the schedule was ("bad peer").
+void corrupt(planner::Schedule& s) {
+  if (s.steps.empty()) s.steps.resize(1);
+  s.steps[0].push_back(planner::Step::recv_into_accumulator(s.nranks, 0));
+}
 
 bool writes_accumulator(const planner::Schedule& s, int rank) {
   for (const planner::Step& st : s.steps[rank])
@@ -109,8 +155,12 @@ bool native_may_compete(const PlanKey& key) {
 }  // namespace
 
 CachedPlan& CommState::plan(const PlanKey& key) {
+  std::lock_guard<ThreadLock> lock(plans_lock_);
   auto it = plans_.find(key);
-  if (it != plans_.end()) return *it->second;
+  if (it != plans_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);  // now the most recently used
+    return *it->second->second;
+  }
 
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
@@ -133,6 +183,7 @@ CachedPlan& CommState::plan(const PlanKey& key) {
     // The model's best schedules (two when tuning, so a wrong model can be overruled),
     // each validated before it may run.
     std::vector<planner::Plan> ranked;
+    if (rt.settings.fault == "planner-error") throw planner::PlanError("injected by CANOPY_FAULT=planner-error");
     try {
       ranked = planner::rank_plans(problem, request);
     } catch (const planner::PlanError& e) {
@@ -155,6 +206,7 @@ CachedPlan& CommState::plan(const PlanKey& key) {
     const std::size_t wanted = tune ? 2 : 1;
     for (planner::Plan& p : ranked) {
       if (made->candidates.size() == wanted) break;
+      if (rt.settings.fault == "invalid-schedule") corrupt(p.schedule);
       const planner::Validation v = planner::validate(p.schedule);
       if (!v) {
         if (rank_ == 0) rt.log->warn("{}: rejected by the validator: {}", planner::summarize(p.schedule), v.summary());
@@ -162,11 +214,15 @@ CachedPlan& CommState::plan(const PlanKey& key) {
       }
       Candidate c;
       c.rank_needs_workspace = writes_accumulator(p.schedule, rank_);
+      if (rt.settings.verify) c.fingerprint = schedule_fingerprint(p.schedule);
       c.schedule = std::move(p.schedule);
       c.predicted = p.predicted;
       made->candidates.push_back(std::move(c));
     }
-    if (made->candidates.empty()) throw planner::PlanError("every schedule failed validation");
+    if (made->candidates.empty()) {
+      made->native_why = FallbackReason::ValidatorRejected;
+      throw planner::PlanError("every schedule failed validation");
+    }
   } catch (const std::exception& e) {
     // Deterministic: every rank gets the same error for the same key.
     made->candidates.clear();
@@ -180,13 +236,12 @@ CachedPlan& CommState::plan(const PlanKey& key) {
   if (tune && made->candidates.size() > 1)
     made->trial_calls = static_cast<int>(made->candidates.size()) * (1 + rt.settings.auto_trials);
 
-  if (rule_says_native && rank_ == 0)
-    rt.log->debug("{} on {} ranks, {} B: native MPI, as configured", planner::to_string(key.collective),
-                  size_, key.count * key.element_bytes);
+  if (rule_says_native) made->native_why = FallbackReason::Configured;  // counted and said when it runs
   if (!made->native_reason.empty() && rank_ == 0)
     rt.log->warn("{} on {} ranks, root {}, {} elements: planning failed ({}); native MPI runs",
                  planner::to_string(key.collective), size_, key.root, key.count, made->native_reason);
   for (Candidate& c : made->candidates) {
+    if (c.native) continue;  // native calls are recorded with their reason as they run
     if (rt.stats.enabled()) {
       CallKind kind;
       kind.collective = key.collective;
@@ -194,18 +249,11 @@ CachedPlan& CommState::plan(const PlanKey& key) {
       kind.root = key.root;
       kind.bytes = key.count * key.element_bytes;
       kind.algorithm = c.name();
-      if (c.native)
-        kind.reason = rule_says_native              ? "configured"
-                      : !made->native_reason.empty() ? "planning failed: " + made->native_reason
-                                                     : "a candidate of auto";
-      else {
-        kind.segments = static_cast<int>(c.schedule.segments.size());
-        kind.predicted = c.predicted;
-        kind.schedule_id = schedule_id(c.schedule);
-      }
+      kind.segments = static_cast<int>(c.schedule.segments.size());
+      kind.predicted = c.predicted;
+      kind.schedule_id = schedule_id(c.schedule);
       c.stats = rt.stats.record(kind);
     }
-    if (c.native) continue;
     rt.schedule_log.record(c.schedule, size_, c.predicted, rt.model.spec());
     if (rank_ == 0 && rt.log->should_log(spdlog::level::info)) {
       std::string text = planner::describe_schedule(c.schedule, rt.log->should_log(spdlog::level::debug));
@@ -214,7 +262,13 @@ CachedPlan& CommState::plan(const PlanKey& key) {
                    planner::format_seconds(c.predicted), text);
     }
   }
-  return *plans_.emplace(key, std::move(made)).first->second;
+  lru_.emplace_front(key, std::move(made));
+  plans_[key] = lru_.begin();
+  if (lru_.size() > kMaxPlans) {
+    plans_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+  return *lru_.front().second;
 }
 
 void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds) {

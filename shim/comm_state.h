@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -15,6 +16,8 @@
 
 #include "planner/schedule.h"
 #include "shim/call_stats.h"
+#include "shim/fallback.h"
+#include "shim/thread_lock.h"
 
 namespace canopy::shim {
 
@@ -25,6 +28,7 @@ struct Candidate {
   double predicted = 0;               // seconds under the cost model (schedules only)
   bool rank_needs_workspace = false;  // this rank writes an accumulator it does not own
   CallRecord* stats = nullptr;        // where its calls are counted (CANOPY_TIMING/_REPORT)
+  std::uint64_t fingerprint = 0;      // hash of the schedule (CANOPY_VERIFY compares it)
   std::string name() const { return native ? "native" : schedule.algorithm; }
 };
 
@@ -39,6 +43,7 @@ struct CachedPlan {
   int calls = 0;           // calls made so far
   std::vector<double> trial_seconds;  // [round][candidate], this rank's durations
   std::string native_reason;          // why only native is possible, for the log
+  FallbackReason native_why = FallbackReason::PlanningError;  // the same, as a counted reason
 
   bool trialling() const { return calls < trial_calls; }
   int current() const { return trialling() ? calls % static_cast<int>(candidates.size()) : chosen; }
@@ -85,18 +90,32 @@ class CommState {
   // The state of `comm`, created on first use. Creating it duplicates the
   // communicator, which is collective: call it only where every rank of `comm` calls
   // it too (inside a collective Canopy runs). Returns nullptr for communicators
-  // Canopy leaves to native MPI (intercommunicators) or when the runtime is off.
-  static CommState* of(MPI_Comm comm);
+  // Canopy leaves to native MPI (intercommunicators) or when the runtime is off, and
+  // then sets `*why` (when given) to the reason.
+  // Threads: safe for different communicators at once (MPI_THREAD_MULTIPLE): the
+  // attribute calls are MPI's, and the registry of live states has its own lock.
+  static CommState* of(MPI_Comm comm, FallbackReason* why = nullptr);
 
   // Frees every state still alive (at MPI_Finalize).
   static void release_all();
+  // How many states are alive in this process (canopy_live_comm_states).
+  static long live_states();
+
+  // At most this many plans are kept per communicator; the least recently used goes.
+  static constexpr std::size_t kMaxPlans = 64;
 
   MPI_Comm comm() const { return private_comm_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  // The plan for `key`, made (and logged) on first use.
+  // The plan for `key`, made (and logged) on first use. The reference stays valid
+  // until the next plan() call on this communicator: MPI forbids concurrent
+  // collectives on one communicator, so that is after the current call has finished.
   CachedPlan& plan(const PlanKey& key);
+
+  // CANOPY_VERIFY: whether every rank of the communicator passes the same `hash`
+  // (collective on comm(): one MPI_Allreduce of two 64-bit words).
+  bool agree(std::uint64_t hash);
 
   // Records how long this rank took for the current call of `plan`; after the last
   // trial, agrees with the other ranks on the winner (collective on comm()).
@@ -116,7 +135,18 @@ class CommState {
   MPI_Comm private_comm_;
   int rank_;
   int size_;
-  std::unordered_map<PlanKey, std::unique_ptr<CachedPlan>, PlanKeyHash> plans_;
+  // The plan cache, most recently used first, bounded by kMaxPlans. Eviction is the
+  // same on every rank: every rank of a communicator makes the same sequence of
+  // collective calls on it, hence the same sequence of plan() lookups. A plan evicted
+  // in the middle of auto's trials starts its trials afresh, on every rank alike.
+  using PlanList = std::list<std::pair<PlanKey, std::unique_ptr<CachedPlan>>>;
+  PlanList lru_;
+  std::unordered_map<PlanKey, PlanList::iterator, PlanKeyHash> plans_;
+  // Guards lru_ and plans_ under MPI_THREAD_MULTIPLE. MPI forbids concurrent
+  // collectives on one communicator, so a correct program never contends for it (one
+  // uncontended lock per call); an erroneous one still gets wrong results, but the
+  // cache's lists stay intact.
+  ThreadLock plans_lock_;
   Workspace workspace_;
 };
 

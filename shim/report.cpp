@@ -11,6 +11,7 @@
 
 #include "planner/describe.h"
 #include "shim/canopy.h"
+#include "shim/fallback.h"
 #include "shim/runtime.h"
 
 namespace canopy::shim {
@@ -40,6 +41,13 @@ std::string pad(std::string s, std::size_t width, bool right = false) {
 }
 
 std::string seconds(double s) { return planner::format_seconds(s); }
+
+// The log's sentence for a FallbackReason name.
+std::string reason_text(const std::string& name) {
+  for (int r = 0; r < kFallbackReasons; ++r)
+    if (name == fallback_name(static_cast<FallbackReason>(r))) return fallback_text(static_cast<FallbackReason>(r));
+  return name;
+}
 
 }  // namespace
 
@@ -124,7 +132,9 @@ json build_report(const JobFacts& job, const std::vector<json>& per_rank) {
     by_size.push_back(b);
   }
   json fallback_rows = json::array();
-  for (const auto& [cr, n] : fallbacks) fallback_rows.push_back({{"collective", cr.first}, {"reason", cr.second}, {"calls", n}});
+  for (const auto& [cr, n] : fallbacks)
+    fallback_rows.push_back(
+        {{"collective", cr.first}, {"reason", cr.second}, {"reason_text", reason_text(cr.second)}, {"calls", n}});
 
   double time_sum = 0, time_max = 0;
   int time_max_rank = 0;
@@ -218,7 +228,7 @@ std::string report_text(const json& report) {
   if (report.at("fallbacks").empty()) out << "  never\n";
   for (const json& f : report["fallbacks"])
     out << "  " << pad(f["collective"].get<std::string>(), 8) << pad(f["calls"].dump(), 8, true) << " calls: "
-        << f["reason"].get<std::string>() << "\n";
+        << f["reason"].get<std::string>() << " (" << f["reason_text"].get<std::string>() << ")\n";
   return out.str();
 }
 

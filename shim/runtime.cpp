@@ -76,7 +76,7 @@ void initialize(int thread_level) {
     for (const auto& w : parsed.warnings) rt.log->warn("{}", w);
   }
   rt.effective_settings = parsed.effective;
-  if (!settings_agree(config::fingerprint(parsed))) {
+  if (!settings_agree(config::fingerprint_in_force(parsed))) {
     if (lead) rt.log->error("CANOPY_* settings differ between ranks; Canopy is disabled and native MPI runs");
     return;
   }

@@ -7,12 +7,16 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <spdlog/logger.h>
 
 #include "config/settings.h"
 #include "planner/cost_model.h"
 #include "shim/call_stats.h"
+#include "shim/fallback.h"
 #include "shim/schedule_log.h"
 
 namespace canopy::shim {
@@ -36,6 +40,19 @@ struct Runtime {
   std::atomic<long> fallbacks{0};    // calls Canopy handed to native MPI
   CallStats stats;                   // per kind of call, with CANOPY_TIMING or CANOPY_REPORT
   MPI_Comm report_comm = MPI_COMM_NULL;  // private duplicate of MPI_COMM_WORLD for the report
+  FallbackCounters fallback_reasons;  // the same calls by collective and reason
+
+  // Counts one call handed to native MPI (both counters; logs a reason's first call).
+  void count_fallback(planner::Collective c, FallbackReason why) {
+    fallbacks.fetch_add(1, std::memory_order_relaxed);
+    fallback_reasons.record(c, why);
+  }
+  // This rank's calls of collective `c` that native MPI ran, as (reason, calls) for
+  // every reason that occurred, in a fixed order; reasons are FallbackReason's stable
+  // names ("intercommunicator", "planning-error", ...). For an end-of-run report.
+  std::vector<std::pair<std::string, long>> fallback_counts(planner::Collective c) const {
+    return fallback_reasons.counts(c);
+  }
 };
 
 Runtime& runtime();

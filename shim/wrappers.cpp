@@ -2,8 +2,11 @@
 // shim. No exception crosses these extern "C" functions.
 #include <mpi.h>
 
+#include <string>
+
 #include "shim/canopy.h"
 #include "shim/collectives.h"
+#include "shim/comm_state.h"
 #include "shim/runtime.h"
 
 #define CANOPY_EXPORT extern "C" __attribute__((visibility("default")))
@@ -37,5 +40,21 @@ CANOPY_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int 
 CANOPY_EXPORT long canopy_intercepted_calls(void) { return canopy::shim::runtime().intercepted.load(); }
 
 CANOPY_EXPORT long canopy_fallback_calls(void) { return canopy::shim::runtime().fallbacks.load(); }
+
+CANOPY_EXPORT long canopy_fallback_count(const char* collective, const char* reason) {
+  using canopy::planner::Collective;
+  if (!collective || !reason) return -1;
+  const std::string c = collective;
+  if (c != "reduce" && c != "bcast") return -1;
+  for (int r = 0; r < canopy::shim::kFallbackReasons; ++r) {
+    const auto why = static_cast<canopy::shim::FallbackReason>(r);
+    if (std::string(canopy::shim::fallback_name(why)) == reason)
+      return canopy::shim::runtime().fallback_reasons.count(c == "reduce" ? Collective::Reduce : Collective::Bcast,
+                                                            why);
+  }
+  return -1;
+}
+
+CANOPY_EXPORT long canopy_live_comm_states(void) { return canopy::shim::CommState::live_states(); }
 
 CANOPY_EXPORT const char* canopy_version(void) { return CANOPY_VERSION_STRING; }

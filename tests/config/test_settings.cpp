@@ -105,7 +105,7 @@ TEST_CASE("settings: fingerprint changes with planning settings only", "[config]
   Environment other = base;
   other["CANOPY_SEGMENT_BYTES"] = "64";
   CHECK(fingerprint(base) != fingerprint(other));
-  CHECK(fingerprint(Environment{{"CANOPY_REDUCE_ALGO", "native"}}) != fingerprint(base));
+  CHECK(fingerprint({{"CANOPY_REDUCE_ALGO", "native"}}) != fingerprint(base));
   Environment unknown = base;
   unknown["CANOPY_FROBNICATE"] = "1";
   CHECK(fingerprint(base) == fingerprint(unknown));
@@ -144,4 +144,29 @@ TEST_CASE("settings: CANOPY_MODEL takes default, measure, a spec or a file", "[c
   CHECK(bad_file.errors[0].find("alpha='fast'") != std::string::npos);
   CHECK(bad_file.settings.reduce_algorithm == "native");
   std::remove(path);
+}
+
+TEST_CASE("settings: CANOPY_FAULT and CANOPY_VERIFY", "[config]") {
+  CHECK(parse_settings({}).settings.fault == "none");
+  CHECK_FALSE(parse_settings({}).settings.verify);
+  for (const char* f : {"none", "planner-error", "invalid-schedule"}) {
+    const auto r = parse_settings({{"CANOPY_FAULT", f}});
+    CHECK(r.errors.empty());
+    CHECK(r.settings.fault == f);
+  }
+  const auto bad_fault = parse_settings({{"CANOPY_FAULT", "meteor"}});
+  REQUIRE(bad_fault.errors.size() == 1);
+  CHECK(bad_fault.errors[0].find("CANOPY_FAULT='meteor' is not valid (allowed: none, planner-error") == 0);
+  CHECK(bad_fault.settings.fault == "none");
+  CHECK(parse_settings({{"CANOPY_VERIFY", "1"}}).settings.verify);
+  CHECK(parse_settings({{"CANOPY_VERIFY", "Yes"}}).settings.verify);
+  CHECK_FALSE(parse_settings({{"CANOPY_VERIFY", "off"}}).settings.verify);
+  const auto bad_verify = parse_settings({{"CANOPY_VERIFY", "always"}});
+  REQUIRE(bad_verify.errors.size() == 1);
+  CHECK(bad_verify.errors[0].find("CANOPY_VERIFY='always' is not valid") == 0);
+  CHECK_FALSE(bad_verify.settings.verify);
+  // Both change what ranks do collectively, so ranks must agree on them.
+  using canopy::config::fingerprint;
+  CHECK(fingerprint({{"CANOPY_VERIFY", "1"}}) != fingerprint({}));
+  CHECK(fingerprint({{"CANOPY_FAULT", "planner-error"}}) != fingerprint({}));
 }

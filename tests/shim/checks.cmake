@@ -130,3 +130,96 @@ add_test(NAME "mpi preload: bad rule in CANOPY_CONFIG"
                  ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:log_calls>)
 set_tests_properties("mpi preload: bad rule in CANOPY_CONFIG" PROPERTIES
                      ENVIRONMENT "CANOPY_CONFIG=${shim_tests}/bad_rule_config.json" LABELS "mpi;preload" TIMEOUT 120)
+# ---- robustness: fallback reasons, fault injection, threads, CANOPY_VERIFY, memory ----
+foreach(prog fallbacks threads mismatch soak)
+  add_executable(${prog} ${shim_tests}/${prog}.c ${shim_tests}/canopy_check.h)
+  set_target_properties(${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+  target_compile_definitions(${prog} PRIVATE _GNU_SOURCE)
+  target_compile_options(${prog} PRIVATE $<$<C_COMPILER_ID:GNU,Clang>:-Wall -Wextra>)
+  target_link_libraries(${prog} PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
+endforeach()
+find_package(Threads REQUIRED)
+target_link_libraries(threads PRIVATE Threads::Threads)
+
+# Every call Canopy declines gives native MPI's results and is counted under its
+# reason (fallbacks --expect reads canopy_fallback_count on every rank); the first
+# call of each (collective, reason) is logged once per rank at debug level (6 lines
+# at 3 ranks for two collectives), or once at info on rank 0 when the user forced it.
+canopy_add_mpi_test(NAME "mpi native: fallbacks np3" TARGET fallbacks NP 3)
+# fallback_case(<title> <reason> <min> <max> <expect-list> <env>...)
+function(fallback_case title reason min max expect_list)
+  add_test(NAME "mpi preload: fallbacks np3 ${title}"
+           COMMAND ${expect} ${min} ${max} "native MPI runs: .*\\[${reason}\\]" --
+                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:fallbacks>
+                   --expect=${expect_list})
+  set_tests_properties("mpi preload: fallbacks np3 ${title}" PROPERTIES ENVIRONMENT "${ARGN}" LABELS "mpi;preload"
+                       TIMEOUT 120)
+endfunction()
+fallback_case("declined calls" intercommunicator 6 6
+              reduce:intercommunicator,bcast:intercommunicator,reduce:invalid-argument,bcast:invalid-argument,reduce:unsupported-datatype,bcast:unsupported-datatype,reduce:op-query-failed
+              CANOPY_LOG_LEVEL=debug)
+fallback_case("fault planner-error" planning-error 6 6 reduce:planning-error,bcast:planning-error
+              CANOPY_LOG_LEVEL=debug CANOPY_FAULT=planner-error)
+fallback_case("fault invalid-schedule" validator-rejected 6 6 reduce:validator-rejected,bcast:validator-rejected
+              CANOPY_LOG_LEVEL=debug CANOPY_FAULT=invalid-schedule)
+fallback_case("algorithm native" algorithm-native 1 1 reduce:algorithm-native
+              CANOPY_LOG_LEVEL=info CANOPY_REDUCE_ALGO=native)
+fallback_case("disabled" disabled 2 2 reduce:disabled,bcast:disabled CANOPY_LOG_LEVEL=info CANOPY_ENABLE=0)
+# The fault tests also print the planner's own warning (once per call kind, rank 0).
+add_test(NAME "mpi preload: fallbacks np3 fault planner-error warns"
+         COMMAND ${expect} 1 1000 "planning failed \\(injected by CANOPY_FAULT=planner-error\\); native MPI runs" --
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:fallbacks>)
+set_tests_properties("mpi preload: fallbacks np3 fault planner-error warns" PROPERTIES
+                     ENVIRONMENT "CANOPY_FAULT=planner-error" LABELS "mpi;preload" TIMEOUT 120)
+# A bad setting: the error line, native MPI's results, and the reason counted.
+add_test(NAME "mpi preload: fallbacks np3 bad setting"
+         COMMAND ${expect} 1 1 "CANOPY_BCAST_ALGO='fastest' is not valid.*allowed" --
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:fallbacks>
+                 --expect=bcast:algorithm-native)
+set_tests_properties("mpi preload: fallbacks np3 bad setting" PROPERTIES
+                     ENVIRONMENT "CANOPY_BCAST_ALGO=fastest" LABELS "mpi;preload" TIMEOUT 120)
+
+# MPI_THREAD_MULTIPLE: four threads, each on its own communicator, at once.
+foreach(np 2 3)
+  canopy_add_mpi_test(NAME "mpi native: threads np${np}" TARGET threads NP ${np} TIMEOUT 120)
+  canopy_add_mpi_test(NAME "mpi preload: threads np${np}" TARGET threads NP ${np} PRELOAD TIMEOUT 120)
+  set_tests_properties("mpi native: threads np${np}" "mpi preload: threads np${np}" PROPERTIES SKIP_RETURN_CODE 77)
+endforeach()
+# ... with the schedule log and info logging on, which all threads write to.
+add_test(NAME "mpi preload: threads np3 logging"
+         COMMAND ${expect} 1 1 "^threads: [0-9]+ checks passed" --
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:threads>)
+set_tests_properties("mpi preload: threads np3 logging" PROPERTIES
+                     ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_SCHEDULE_LOG=${CMAKE_CURRENT_BINARY_DIR}/threads-%r.jsonl;CANOPYTEST_EXPECT_INTERCEPT=1"
+                     LABELS "mpi;preload" TIMEOUT 120)
+
+# CANOPY_VERIFY=1: ranks that pass different counts or roots all get MPI_ERR_ARG and
+# one error line each (3 calls on every rank), instead of hanging (hence the timeout).
+# np2 uses the blocking allreduce, np3 (more ranks than the 2 cores CI has) the polite one.
+foreach(np 2 3)
+  math(EXPR lines "3 * ${np}")
+  add_test(NAME "mpi preload: verify catches mismatched arguments np${np}"
+           COMMAND ${expect} ${lines} ${lines}
+                   "MPI_(Bcast|Reduce) on a communicator of ${np} ranks: the ranks passed different arguments" --
+                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n ${np} $<TARGET_FILE:mismatch>)
+  set_tests_properties("mpi preload: verify catches mismatched arguments np${np}" PROPERTIES
+                       ENVIRONMENT "CANOPY_VERIFY=1" LABELS "mpi;preload" TIMEOUT 60)
+endforeach()
+# ... and is silent on correct programs, whose results stay right.
+# (reduce_matrix without its comparison against native MPI, which is slow at 3 ranks on
+# 2 cores and checks nothing about Canopy.)
+set(verify_args_reduce_matrix --no-pmpi --counts=0,1,7,1000)
+set(verify_args_bcast_matrix)
+foreach(prog reduce_matrix bcast_matrix)
+  add_test(NAME "mpi preload: verify passes ${prog} np3"
+           COMMAND ${expect} 0 0 "passed different arguments|error" --
+                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:${prog}>
+                   ${verify_args_${prog}})
+  set_tests_properties("mpi preload: verify passes ${prog} np3" PROPERTIES
+                       ENVIRONMENT "CANOPY_VERIFY=1;CANOPYTEST_EXPECT_INTERCEPT=1" LABELS "mpi;preload" TIMEOUT 120)
+endforeach()
+
+# 10,000 collectives on communicators created and freed along the way: RSS growth
+# after the warm-up stays under 2 MiB, freed communicators release Canopy's state.
+canopy_add_mpi_test(NAME "mpi native: soak np2" TARGET soak NP 2 TIMEOUT 300)
+canopy_add_mpi_test(NAME "mpi preload: soak np2" TARGET soak NP 2 PRELOAD TIMEOUT 300)

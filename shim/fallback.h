@@ -1,0 +1,62 @@
+// Why a call went to native MPI. Every path that hands an MPI_Reduce or MPI_Bcast to
+// the PMPI collective names one reason; the runtime counts them per collective and
+// says each one once per process (see FallbackCounters::record).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "planner/schedule.h"
+
+namespace canopy::shim {
+
+// Stable names (fallback_name) are part of Canopy's output: keep them, add new ones.
+enum class FallbackReason {
+  Disabled,             // CANOPY_ENABLE=0, or Canopy switched itself off at MPI_Init
+  AlgorithmNative,      // CANOPY_*_ALGO=native (set, or forced by a bad setting)
+  Intercommunicator,    // Canopy plans intracommunicators only
+  InvalidArgument,      // bad count, root or communicator: MPI reports its own error
+  UnsupportedDatatype,  // a datatype Canopy cannot lay out (non-positive extent, no size)
+  OpQueryFailed,        // MPI_Op_commutative failed on the op
+  StateFailed,          // Canopy's per-communicator state could not be set up
+  PlanningError,        // the planner threw for this call kind
+  ValidatorRejected,    // every schedule the planner offered failed validation
+  AutoTrialNative,      // auto is measuring native MPI in a trial round
+  AutoChoseNative,      // auto measured native MPI fastest and kept it
+  InternalError,        // an exception before any message (e.g. out of memory)
+  Configured,           // a CANOPY_CONFIG rule (or the global setting beside rules) says native
+  kCount
+};
+
+constexpr int kFallbackReasons = static_cast<int>(FallbackReason::kCount);
+
+// A short stable token ("intercommunicator") and a sentence for the log.
+const char* fallback_name(FallbackReason reason);
+const char* fallback_text(FallbackReason reason);
+// Whether the user asked for it (logged at info rather than debug).
+bool fallback_forced(FallbackReason reason);
+
+// Per collective, per reason counts; lock-free, safe from any thread.
+class FallbackCounters {
+ public:
+  // Counts one call and, the first time this (collective, reason) occurs in the
+  // process, logs it: at info on world rank 0 when the user forced it, otherwise at
+  // debug (on every rank, so a reason only ranks of a sub-communicator see shows too).
+  void record(planner::Collective collective, FallbackReason reason);
+  long count(planner::Collective collective, FallbackReason reason) const;
+  // The reasons with a non-zero count, in enum order, as (fallback_name, calls): what
+  // an end-of-run report prints.
+  std::vector<std::pair<std::string, long>> counts(planner::Collective collective) const;
+
+ private:
+  struct PerReason {
+    std::atomic<long> calls{0};
+    std::atomic<bool> said{false};
+  };
+  std::array<std::array<PerReason, kFallbackReasons>, 2> by_collective_;
+};
+
+}  // namespace canopy::shim
