@@ -105,7 +105,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     state = CommState::of(comm);
     int type_size = 0;
     if (!state || count < 0 || root < 0 || root >= state->size() ||
-        PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS)
+        PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS || type_size < 0)  // MPI_UNDEFINED: over 2 GiB
       return fallback();
     // Ranks may describe the message with different datatypes of the same signature,
     // so the plan is made over bytes, which all ranks agree on.
@@ -128,16 +128,12 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     b.accumulator = direct ? buffer : packed;
     const bool is_root = state->rank() == root;
     int err = MPI_SUCCESS;
-    if (!direct && is_root && bytes > 0) {
-      int position = 0;
-      err = PMPI_Pack(buffer, count, datatype, packed, static_cast<int>(bytes), &position, state->comm());
-    }
+    // (pack_elements / unpack_elements: MPI_Pack takes int sizes; bytes may exceed 2 GiB.)
+    if (!direct && is_root && bytes > 0) err = pack_elements(buffer, count, datatype, packed, bytes, state->comm());
     const int run = execute(c.schedule, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm());
     if (err == MPI_SUCCESS) err = run;
-    if (!direct && !is_root && bytes > 0 && err == MPI_SUCCESS) {
-      int position = 0;
-      err = PMPI_Unpack(packed, static_cast<int>(bytes), &position, buffer, count, datatype, state->comm());
-    }
+    if (!direct && !is_root && bytes > 0 && err == MPI_SUCCESS)
+      err = unpack_elements(packed, bytes, buffer, count, datatype, state->comm());
     return err;
   };
   return run_plan(*state, *plan, key, comm, schedule, native);
