@@ -1,5 +1,7 @@
 #include "planner/problem.h"
 
+#include <cstdint>
+
 #include "planner/segments.h"
 
 namespace canopy::planner {
@@ -10,6 +12,11 @@ void check_problem(const Problem& p) {
     throw PlanError("root " + std::to_string(p.root) + " is outside 0.." + std::to_string(p.nranks - 1));
   if (p.count < 0) throw PlanError("count must not be negative");
   if (p.element_bytes < 1) throw PlanError("element size must be positive");
+  // bytes() = count * element_bytes must fit in 64 bits (the cost model and the
+  // segment search compute with it).
+  if (p.count > INT64_MAX / p.element_bytes)
+    throw PlanError(std::to_string(p.count) + " elements of " + std::to_string(p.element_bytes) +
+                    " bytes overflow a 64-bit byte count");
   if (p.limit < 0) throw PlanError("limit must not be negative, got " + std::to_string(p.limit));
   if (p.collective == Collective::Bcast && !p.commutative)
     throw PlanError("a broadcast has no operation to be non-commutative");

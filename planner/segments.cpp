@@ -9,10 +9,14 @@ std::vector<Segment> uniform_segments(std::int64_t count, std::int64_t element_b
                                       std::int64_t segment_bytes) {
   std::vector<Segment> out;
   if (count <= 0) return out;
+  if (count > kMaxSegments * kMaxSegmentCount)
+    throw PlanError("a message of " + std::to_string(count) + " elements does not fit in " +
+                    std::to_string(kMaxSegments) + " segments of at most " + std::to_string(kMaxSegmentCount));
   std::int64_t per = count;
   if (segment_bytes > 0 && element_bytes > 0) per = std::max<std::int64_t>(1, segment_bytes / element_bytes);
-  per = std::max(per, (count + kMaxSegments - 1) / kMaxSegments);
+  per = std::max(per, count / kMaxSegments + (count % kMaxSegments != 0));  // (no overflow near INT64_MAX)
   per = std::min<std::int64_t>(per, kMaxSegmentCount);
+  out.reserve(static_cast<std::size_t>(count / per + 1));
   for (std::int64_t first = 0; first < count; first += per)
     out.push_back({first, std::min(per, count - first)});
   return out;

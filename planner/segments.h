@@ -16,9 +16,20 @@ constexpr std::int64_t kMaxSegments = 32767;
 // MPI counts are ints: no segment holds more elements than this.
 constexpr std::int64_t kMaxSegmentCount = 2147483647;
 
+// Large messages. A message of more than kMaxSegmentCount elements (a broadcast is
+// planned in bytes, so any broadcast over 2 GiB) is split into more segments, each a
+// message with an int count, even where the segment size asks for one segment: Canopy
+// runs it itself rather than handing it to native MPI, whose int-count calls face the
+// same limit. Byte offsets and sizes are 64-bit throughout (Segment, Schedule,
+// DatatypeLayout). Only a message that kMaxSegments segments of kMaxSegmentCount
+// elements cannot hold (over 7e13 elements, far beyond any memory) is refused with
+// PlanError, and then native MPI runs.
+//
 // Equal segments of about `segment_bytes` (whole elements, at least one), the last
-// one shorter (and none over kMaxSegmentCount elements); segment_bytes <= 0 or >= the message gives a single segment. When the
-// count would exceed kMaxSegments the segments grow instead. Count 0 gives none.
+// one shorter (and none over kMaxSegmentCount elements); segment_bytes <= 0 or >= the
+// message gives a single segment (or more, see above). When the count would exceed
+// kMaxSegments the segments grow instead. Count 0 gives none. Throws PlanError when
+// count > kMaxSegments * kMaxSegmentCount.
 std::vector<Segment> uniform_segments(std::int64_t count, std::int64_t element_bytes,
                                       std::int64_t segment_bytes);
 

@@ -23,7 +23,7 @@ std::vector<std::int64_t> segment_candidates(std::int64_t bytes) {
   // the whole message.
   std::vector<std::int64_t> out{0};
   for (int i = 1; i <= kMaxCandidateSegmentsLog2; ++i) {
-    const std::int64_t s = (bytes + (std::int64_t{1} << i) - 1) >> i;
+    const std::int64_t s = (bytes >> i) + ((bytes & ((std::int64_t{1} << i) - 1)) != 0);  // ceil, no overflow
     if (s < kMinCandidateSegmentBytes || s >= bytes || s == out.back()) break;
     out.push_back(s);
   }
@@ -86,7 +86,7 @@ std::vector<Plan> rank_plans(Problem problem, const Request& request) {
         bool moved = false;
         for (std::int64_t size : {best_size - step, best_size + step}) {
           if (size < kMinCandidateSegmentBytes || size >= bytes ||
-              (bytes + size - 1) / size > (1 << kMaxCandidateSegmentsLog2))
+              bytes / size + (bytes % size != 0) > (1 << kMaxCandidateSegmentsLog2))
             continue;
           --budget;
           if (consider(size)) {

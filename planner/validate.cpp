@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "planner/rank_set.h"
+#include "planner/segments.h"
 
 namespace canopy::planner {
 
@@ -38,8 +39,18 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
       errors.push_back("segment " + std::to_string(k) + " does not continue the layout");
       break;
     }
+    // The executor sends a segment as one message with an int count.
+    if (s.segments[k].count > kMaxSegmentCount) {
+      errors.push_back("segment " + std::to_string(k) + " holds " + std::to_string(s.segments[k].count) +
+                       " elements, more than one MPI message can (" + std::to_string(kMaxSegmentCount) + ")");
+      break;
+    }
     next += s.segments[k].count;
   }
+  // The executor tags messages with their segment index.
+  if (static_cast<std::int64_t>(s.segments.size()) > kMaxSegments)
+    errors.push_back(std::to_string(s.segments.size()) + " segments exceed the " + std::to_string(kMaxSegments) +
+                     " distinct message tags");
   if (next != s.count) errors.push_back("segments cover " + std::to_string(next) + " of " +
                                         std::to_string(s.count) + " elements");
   if (!errors.empty()) return false;

@@ -84,7 +84,8 @@ int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int
 // Message bytes of `count` elements of `datatype`, or -1 when MPI cannot say.
 std::int64_t message_bytes(int count, MPI_Datatype datatype) {
   int size = 0;
-  if (count < 0 || datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &size) != MPI_SUCCESS) return -1;
+  if (count < 0 || datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &size) != MPI_SUCCESS || size < 0)
+    return -1;
   return static_cast<std::int64_t>(count) * size;
 }
 
@@ -194,7 +195,9 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     if (!state) return fallback(why);
     if (count < 0 || root < 0 || root >= state->size()) return fallback(FallbackReason::InvalidArgument);
     int type_size = 0;
-    if (PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS) return fallback(FallbackReason::UnsupportedDatatype);
+    // A type size of MPI_UNDEFINED (negative) means over 2 GiB per element.
+    if (PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS || type_size < 0)
+      return fallback(FallbackReason::UnsupportedDatatype);
     // Ranks may describe the message with different datatypes of the same signature,
     // so the plan is made over bytes, which all ranks agree on.
     bytes = static_cast<std::int64_t>(count) * type_size;
@@ -216,16 +219,12 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     b.accumulator = direct ? buffer : packed;
     const bool is_root = state->rank() == root;
     int err = MPI_SUCCESS;
-    if (!direct && is_root && bytes > 0) {
-      int position = 0;
-      err = PMPI_Pack(buffer, count, datatype, packed, static_cast<int>(bytes), &position, state->comm());
-    }
+    // (pack_elements / unpack_elements: MPI_Pack takes int sizes; bytes may exceed 2 GiB.)
+    if (!direct && is_root && bytes > 0) err = pack_elements(buffer, count, datatype, packed, bytes, state->comm());
     const int run = execute(c.schedule, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm());
     if (err == MPI_SUCCESS) err = run;
-    if (!direct && !is_root && bytes > 0 && err == MPI_SUCCESS) {
-      int position = 0;
-      err = PMPI_Unpack(packed, static_cast<int>(bytes), &position, buffer, count, datatype, state->comm());
-    }
+    if (!direct && !is_root && bytes > 0 && err == MPI_SUCCESS)
+      err = unpack_elements(packed, bytes, buffer, count, datatype, state->comm());
     return err;
   };
   return run_plan(*state, *plan, key, comm, schedule, native);

@@ -29,6 +29,45 @@ bool describe_datatype(MPI_Datatype type, DatatypeLayout& out) {
   return true;
 }
 
+namespace {
+
+// Calls `step(first element, elements, first packed byte, packed bytes)` over chunks of
+// at most INT_MAX packed bytes; returns the first error.
+template <typename Step>
+int by_chunks(int count, MPI_Datatype type, std::int64_t bytes, Step step) {
+  if (count <= 0 || bytes <= 0) return MPI_SUCCESS;
+  const std::int64_t element_bytes = bytes / count;  // the caller's count * type size
+  const std::int64_t per = std::max<std::int64_t>(1, INT_MAX / element_bytes);
+  MPI_Count lb = 0, extent = 0;
+  if (const int err = PMPI_Type_get_extent_x(type, &lb, &extent); err != MPI_SUCCESS) return err;
+  for (std::int64_t first = 0; first < count; first += per) {
+    const std::int64_t n = std::min<std::int64_t>(per, count - first);
+    if (const int err = step(first * extent, static_cast<int>(n), first * element_bytes, n * element_bytes);
+        err != MPI_SUCCESS)
+      return err;
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int pack_elements(const void* buffer, int count, MPI_Datatype type, void* packed, std::int64_t bytes, MPI_Comm comm) {
+  return by_chunks(count, type, bytes, [&](std::int64_t offset, int n, std::int64_t at, std::int64_t size) {
+    int position = 0;
+    return PMPI_Pack(static_cast<const char*>(buffer) + offset, n, type, static_cast<char*>(packed) + at,
+                     static_cast<int>(size), &position, comm);
+  });
+}
+
+int unpack_elements(const void* packed, std::int64_t bytes, void* buffer, int count, MPI_Datatype type,
+                    MPI_Comm comm) {
+  return by_chunks(count, type, bytes, [&](std::int64_t offset, int n, std::int64_t at, std::int64_t size) {
+    int position = 0;
+    return PMPI_Unpack(static_cast<const char*>(packed) + at, static_cast<int>(size), &position,
+                       static_cast<char*>(buffer) + offset, n, type, comm);
+  });
+}
+
 int copy_elements(const void* src, void* dst, std::int64_t n, const DatatypeLayout& layout, MPI_Comm self_comm) {
   if (n <= 0 || src == dst) return MPI_SUCCESS;
   if (layout.dense) {

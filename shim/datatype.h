@@ -31,6 +31,14 @@ struct DatatypeLayout {
 // Returns false for layouts Canopy does not address (negative or zero extents).
 bool describe_datatype(MPI_Datatype type, DatatypeLayout& out);
 
+// MPI_Pack / MPI_Unpack of `count` elements of `type` to / from `packed`, which holds
+// `bytes` = count * type size, in chunks of elements whose packed size fits an int
+// (MPI_Pack's sizes and positions are ints; a broadcast may be several GiB). Return the
+// first MPI error.
+int pack_elements(const void* buffer, int count, MPI_Datatype type, void* packed, std::int64_t bytes, MPI_Comm comm);
+int unpack_elements(const void* packed, std::int64_t bytes, void* buffer, int count, MPI_Datatype type,
+                    MPI_Comm comm);
+
 // dst[0..n) = src[0..n) element-wise, touching only the type's data bytes. `self_comm`
 // is a communicator private to Canopy used for non-dense types.
 int copy_elements(const void* src, void* dst, std::int64_t n, const DatatypeLayout& layout, MPI_Comm self_comm);

@@ -50,6 +50,7 @@ class RankRun {
   }
 
  private:
+  // The validator guarantees every segment fits an int count (planner/segments.h).
   int count(int seg) const { return static_cast<int>(s_.segments[seg].count); }
   char* acc(int seg) const { return layout_.element(b_.accumulator, s_.segments[seg].first); }
   const char* input(int seg) const { return layout_.element(b_.input, s_.segments[seg].first); }
