@@ -1,5 +1,7 @@
 #include "shim/collectives.h"
 
+#include <new>
+
 #include <spdlog/fmt/fmt.h>
 
 #include "shim/call_stats.h"
@@ -121,7 +123,16 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
     err = run_native(key.collective, comm, key.root, key.count * key.element_bytes, why, native);
   } else {
     rt.intercepted.fetch_add(1, std::memory_order_relaxed);
-    err = schedule(candidate);
+    try {
+      err = schedule(candidate);
+    } catch (const std::bad_alloc&) {
+      // Scratch memory ran out before this rank sent anything. Falling back to native
+      // here alone would leave the other ranks inside Canopy's schedule, so the call
+      // fails as MPI would fail it: MPI_ERR_NO_MEM through the error handler (by
+      // default MPI_ERRORS_ARE_FATAL ends the job cleanly) instead of an exception
+      // escaping the C interface and terminating this rank alone.
+      err = MPI_ERR_NO_MEM;
+    }
     // Report an error as native MPI would: through the communicator's handler.
     if (err != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, err);
   }
