@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The emulated multi-site test bed, end to end: builds the default 3 sites x 2 ranks
+# (200, 50 and 500 Mbit/s), checks that every link carries its configured rate within
+# 30% (which also shows that traffic between sites does not go through shared memory),
+# runs canopy-demo across the sites with libcanopy.so preloaded (it prints CHECK OK
+# when every reduce and broadcast was right) and checks that nothing of the run is left.
+# Exits 77 (CTest: skipped) where network namespaces cannot be made: not root, no
+# CAP_NET_ADMIN (a container), no iproute2.
+#
+# usage: testbed.sh CANOPY_TESTBED PINGPONG CANOPY_DEMO LIBCANOPY
+set -uo pipefail
+[ $# = 4 ] || { echo "usage: $0 CANOPY_TESTBED PINGPONG CANOPY_DEMO LIBCANOPY" >&2; exit 2; }
+testbed=$1 pingpong=$2 demo=$3 lib=$4
+
+[ "$(id -u)" = 0 ] || { echo "SKIPPED: the test bed needs root"; exit 77; }
+command -v ip > /dev/null && command -v tc > /dev/null || { echo "SKIPPED: no ip/tc (Debian: iproute2)"; exit 77; }
+probe=canopy-tb-probe$$
+if ! ip netns add "$probe" 2> /dev/null; then
+  echo "SKIPPED: cannot create a network namespace (no CAP_NET_ADMIN?)"
+  exit 77
+fi
+probe_ok=1
+ip link add "ctbp$$" type bridge 2> /dev/null && ip link del "ctbp$$" || probe_ok=0
+ip netns del "$probe"
+[ "$probe_ok" = 1 ] || { echo "SKIPPED: cannot create a bridge (no CAP_NET_ADMIN?)"; exit 77; }
+
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+"$testbed" --check --check-seconds 0.3 --pingpong "$pingpong" --preload "$lib" --timeout 45 \
+  -- "$demo" --sizes 8,65536,1048576 --seconds 0.2 2>&1 | tee "$out"
+status=${PIPESTATUS[0]}
+# canopy-demo prints CHECK OK last and exits 0 after it; a non-zero status after
+# CHECK OK is a rank that never left MPI_Finalize (UCX tcp, openucx/ucx#8738, seen
+# natively too), ended by --timeout: reported, not counted as Canopy's failure.
+if [ "$status" != 0 ] && grep -q '^CHECK OK' "$out"; then
+  echo "WARNING: canopy-demo printed CHECK OK but mpiexec ended with status $status (MPI_Finalize hang, openucx/ucx#8738)"
+elif [ "$status" != 0 ]; then
+  fail "canopy-testbed exited with status $status"
+fi
+
+# (a) the links carry their configured rates (6 ordered pairs, within 30%).
+ok_links=$(grep -c '^testbed: check s[0-9] -> s[0-9] .* ok$' "$out")
+[ "$ok_links" = 6 ] || fail "$ok_links of 6 links measured within 30% of their rate"
+grep -q '^testbed: check s0 -> s2  configured      50 Mbit/s' "$out" || fail "the s0-s2 link is not the configured 50 Mbit/s"
+# (b) reduce and broadcast through the test bed with Canopy preloaded are right.
+grep -q '^CHECK OK (6 ranks, 0 wrong results)' "$out" || fail "canopy-demo did not print CHECK OK for 6 ranks"
+grep -q '^RESULT MPI_Reduce 1048576 ' "$out" || fail "no 1 MiB MPI_Reduce timing"
+# (c) nothing of the run is left behind.
+id=$(sed -n 's/^testbed: run \([0-9a-f]\{4\}\):.*/\1/p' "$out")
+if [ -z "$id" ]; then
+  fail "no run id in the output"
+else
+  leftovers=$( (ip netns list | grep "canopy-tb-$id-"; ip -o link show | grep ": ctb$id-"; ls -d "/run/canopy-testbed/$id" 2> /dev/null) || true)
+  [ -z "$leftovers" ] || fail "run $id left behind: $leftovers"
+fi
+
+[ "$failures" = 0 ] && echo "testbed: all checks passed"
+exit $((failures > 0))
