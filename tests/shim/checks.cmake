@@ -42,7 +42,7 @@ foreach(prog reduce_matrix bcast_matrix reduce_special)
   foreach(np 3 4)
     add_test(NAME "mpi preload each algorithm: ${prog} np${np}"
              COMMAND ${shim_tests}/each_algorithm.sh $<TARGET_FILE:canopy-info> ${MPIEXEC_EXECUTABLE} ${np}
-                     -genv LD_PRELOAD $<TARGET_FILE:canopy> $<TARGET_FILE:${prog}> ${each_args_${prog}})
+                     -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} $<TARGET_FILE:${prog}> ${each_args_${prog}})
     set_tests_properties("mpi preload each algorithm: ${prog} np${np}" PROPERTIES
                          ENVIRONMENT "CANOPYTEST_EXPECT_INTERCEPT=1;CANOPY_SEGMENT_BYTES=256" LABELS "mpi;preload"
                          TIMEOUT 900)
@@ -57,7 +57,7 @@ foreach(setting "CANOPY_REDUCE_ALGO=fastest" "CANOPY_SEGMENT_BYTES=lots" "CANOPY
   string(REGEX REPLACE ".*=" "" value "${setting}")
   add_test(NAME "mpi preload: bad setting ${var}"
            COMMAND ${expect} 1 1 "${var}='${value}' is not valid.*allowed" --
-                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:log_calls>)
+                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:log_calls>)
   set_tests_properties("mpi preload: bad setting ${var}" PROPERTIES ENVIRONMENT "${setting}" LABELS "mpi;preload"
                        TIMEOUT 120)
 endforeach()
@@ -65,7 +65,7 @@ endforeach()
 # Ranks whose settings differ would deadlock: Canopy must notice and stand aside.
 add_test(NAME "mpi preload: settings differ between ranks"
          COMMAND ${expect} 1 1 "settings differ between ranks" --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy>
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD}
                  -n 1 env CANOPY_SEGMENT_BYTES=64 $<TARGET_FILE:log_calls> :
                  -n 2 $<TARGET_FILE:log_calls>)
 set_tests_properties("mpi preload: settings differ between ranks" PROPERTIES LABELS "mpi;preload" TIMEOUT 120)
@@ -75,14 +75,14 @@ set_tests_properties("mpi preload: settings differ between ranks" PROPERTIES LAB
 if(TARGET reduce_fortran)
   add_test(NAME "mpi preload: fortran calls are intercepted"
            COMMAND ${expect} 2 1000 "new schedule: (reduce|bcast)" --
-                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 3 $<TARGET_FILE:reduce_fortran>)
+                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:reduce_fortran>)
   set_tests_properties("mpi preload: fortran calls are intercepted" PROPERTIES
                        ENVIRONMENT "CANOPY_LOG_LEVEL=info" LABELS "mpi;preload" TIMEOUT 120)
 endif()
 
 # The demo of the README runs and its results check out, natively and with Canopy.
 add_test(NAME "mpi preload: demo" COMMAND ${expect} 1 1 "^CHECK OK" --
-         ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 4 $<TARGET_FILE:canopy-demo> --seconds 0.05)
+         ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 4 $<TARGET_FILE:canopy-demo> --seconds 0.05)
 set_tests_properties("mpi preload: demo" PROPERTIES LABELS "mpi;preload" TIMEOUT 120)
 
 # A forced algorithm that declines a call (a commutative-only one meeting the
@@ -90,7 +90,7 @@ set_tests_properties("mpi preload: demo" PROPERTIES LABELS "mpi;preload" TIMEOUT
 # MPI, and says so once.
 add_test(NAME "mpi preload: forced algorithm declines, Canopy's best runs"
          COMMAND ${expect} 1 1 "CANOPY_REDUCE_ALGO=greedy-segmented cannot plan reduce.*model's best algorithm" --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD $<TARGET_FILE:canopy> -n 4 $<TARGET_FILE:reduce_special>)
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 4 $<TARGET_FILE:reduce_special>)
 set_tests_properties("mpi preload: forced algorithm declines, Canopy's best runs" PROPERTIES
                      ENVIRONMENT "CANOPY_REDUCE_ALGO=greedy-segmented;CANOPYTEST_EXPECT_INTERCEPT=1"
                      LABELS "mpi;preload" TIMEOUT 120)
