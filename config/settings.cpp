@@ -243,7 +243,7 @@ ParseResult parse_settings(const Environment& env) {
   for (const auto& [name, value] : effective) {
     if (name.rfind("CANOPY_", 0) != 0) continue;
     const auto& specs = setting_specs();
-    const bool known = std::any_of(specs.begin(), specs.end(), [&](const SettingSpec& sp) { return sp.name == name; });
+    const bool known = std::any_of(specs.begin(), specs.end(), [&n = name](const SettingSpec& sp) { return sp.name == n; });
     if (!known) {
       std::vector<std::string> names;
       for (const auto& sp : specs) names.push_back(sp.name);
@@ -275,7 +275,7 @@ std::uint64_t fingerprint(const Environment& env) {
   for (const auto& [k, v] : env) {
     // Settings a rank may legitimately differ in: where it logs and how verbosely.
     if (k == "CANOPY_SCHEDULE_LOG" || k == "CANOPY_LOG_LEVEL") continue;
-    if (std::none_of(specs.begin(), specs.end(), [&](const SettingSpec& s) { return s.name == k; })) continue;
+    if (std::none_of(specs.begin(), specs.end(), [&key = k](const SettingSpec& s) { return s.name == key; })) continue;
     mix(k + "=" + v + "\n");
   }
   return h;

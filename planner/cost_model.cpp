@@ -130,6 +130,11 @@ std::vector<std::pair<std::int64_t, double>> parse_gaps(const std::string& text)
     if (colon == std::string::npos)
       throw std::invalid_argument("pLogP gap '" + item + "' is not of the form BYTES:SECONDS");
     const double bytes = parse_number("g bytes", item.substr(0, colon));
+    // Whole bytes that fit std::int64_t: casting 1e90 is undefined behaviour, and 0.5
+    // and 0.7 would both become 0 (found by fuzzing).
+    if (bytes != std::floor(bytes) || bytes >= 9223372036854775808.0)
+      throw std::invalid_argument("pLogP gap size '" + item.substr(0, colon) +
+                                  "' is not a whole number of bytes below 2^63");
     const double g = parse_number("g seconds", item.substr(colon + 1));
     if (!out.empty() && bytes <= out.back().first)
       throw std::invalid_argument("pLogP gaps must be listed by increasing message size");

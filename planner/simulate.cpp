@@ -194,7 +194,7 @@ class EventRun {
 Simulation simulate(const Schedule& schedule, const CostModel& model) {
   Matching matching;
   std::vector<std::string> errors;
-  if (!match_messages(schedule, matching, errors)) {
+  if (!check_shape(schedule, errors) || !match_messages(schedule, matching, errors)) {
     Simulation out;
     out.error = errors.front();
     return out;

@@ -1,6 +1,7 @@
 #include "planner/validate.h"
 
 #include <deque>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -27,15 +28,20 @@ std::string where(int rank, int index, const Step& step) {
          ")";
 }
 
+}  // namespace
+
 bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
   if (s.nranks < 1) errors.push_back("nranks must be at least 1");
   if (s.root < 0 || s.root >= s.nranks) errors.push_back("root outside the communicator");
   if (static_cast<int>(s.steps.size()) != s.nranks) errors.push_back("steps must list every rank");
   if (static_cast<int>(s.slots.size()) != s.nranks) errors.push_back("slots must list every rank");
   if (s.element_bytes < 1) errors.push_back("element_bytes must be positive");
+  else if (s.count > std::numeric_limits<std::int64_t>::max() / s.element_bytes)
+    errors.push_back("count * element_bytes overflows");
   std::int64_t next = 0;
   for (std::size_t k = 0; k < s.segments.size(); ++k) {
-    if (s.segments[k].first != next || s.segments[k].count < 1) {
+    // count - next: segments past the message (or so large that the sum overflows) stop here.
+    if (s.segments[k].first != next || s.segments[k].count < 1 || s.segments[k].count > s.count - next) {
       errors.push_back("segment " + std::to_string(k) + " does not continue the layout");
       break;
     }
@@ -56,6 +62,7 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
   if (!errors.empty()) return false;
   const int nseg = static_cast<int>(s.segments.size());
   for (int r = 0; r < s.nranks; ++r) {
+    if (s.slots[r] < 0) errors.push_back("rank " + std::to_string(r) + " has a negative number of slots");
     for (int i = 0; i < static_cast<int>(s.steps[r].size()); ++i) {
       const Step& st = s.steps[r][i];
       const bool comm = st.kind == StepKind::Send || st.kind == StepKind::Recv;
@@ -76,8 +83,6 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
   }
   return errors.empty();
 }
-
-}  // namespace
 
 bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& errors) {
   out.partner.assign(s.nranks, {});

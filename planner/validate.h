@@ -26,6 +26,12 @@ struct Validation {
 
 Validation validate(const Schedule& schedule);
 
+// The checks every other one relies on: ranks, root, a segment layout covering the
+// message, and every peer, segment and slot index in range. Returns false and appends
+// to `errors` when one fails. validate() and simulate() start with it, so a schedule
+// read from anywhere (a log, a file) cannot make them index out of range.
+bool check_shape(const Schedule& schedule, std::vector<std::string>& errors);
+
 // Pairs every send with its receive: the i-th send from a to b matches the i-th
 // receive at b from a, and both must name the same segment (MPI's non-overtaking
 // rule makes that the matching the executor gets). partner[rank][step] is the

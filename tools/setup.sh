@@ -8,7 +8,7 @@ fi
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config mpich libmpich-dev libhwloc-dev libspdlog-dev
-          nlohmann-json3-dev libcli11-dev catch2 gfortran iproute2)
+          nlohmann-json3-dev libcli11-dev catch2 gfortran iproute2 valgrind)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds Canopy with AddressSanitizer and UndefinedBehaviorSanitizer
+# (-DCANOPY_SANITIZE=address,undefined, or $CANOPY_SANITIZE) in ./build-asan (or
+# $CANOPY_ASAN_BUILD_DIR) and runs the tests there: the unit tests, then the MPI
+# integration tests, whose programs are sanitized too and get the sanitized
+# libcanopy.so preloaded after the ASan runtime (mpiexec and its proxies included).
+# Any ASan report, any undefined behaviour and any leak (except MPICH's own, listed in
+# tests/sanitizers/lsan.supp) fails the test it happens in.
+# Extra arguments go to ctest, e.g. tools/test-sanitizers.sh -R reduce_special.
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+  sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${CANOPY_ASAN_BUILD_DIR:-$here/build-asan}
+"$here/tools/setup.sh"
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCANOPY_SANITIZE="${CANOPY_SANITIZE:-address,undefined}" >/dev/null
+cmake --build "$build" -j "$(nproc)"
+cd "$build"
+ctest --output-on-failure -LE mpi -j "$(nproc)" "$@"
+ctest --output-on-failure -L mpi "$@"
