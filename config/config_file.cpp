@@ -56,13 +56,13 @@ std::string read_rule(const json& r, Rule& rule) {
       else if (value.is_number_integer() && value.get<std::int64_t>() >= 0) rule.segment_bytes = value.get<std::int64_t>();
       else problem = "segment_bytes=" + value.dump() + " is not valid (allowed: \"auto\" or an integer >= 0)";
     } else {
-      problem = "unknown key '" + key + "' (allowed: " + kRuleKeys + ")";
+      problem = "unknown key " + json(key).dump() + " (allowed: " + kRuleKeys + ")";
     }
     if (!problem.empty()) return problem;
   }
   if (!r.contains("collective")) return "has no collective (allowed: reduce, bcast)";
   if (!rule.algorithm.empty() && !is_algorithm_choice(rule.collective, rule.algorithm))
-    return "algorithm=\"" + rule.algorithm + "\" is not valid (allowed: " + algorithm_choices(rule.collective) + ")";
+    return "algorithm=" + json(rule.algorithm).dump() + " is not valid (allowed: " + algorithm_choices(rule.collective) + ")";
   if (rule.algorithm.empty() && rule.segment_bytes == Rule::kUnset)
     return "sets neither algorithm nor segment_bytes";
   if (rule.min_bytes > rule.max_bytes) return "min_bytes is larger than max_bytes";
@@ -98,7 +98,7 @@ ConfigFile parse_config_text(const std::string& text, const std::string& origin)
     } else {
       std::string text_value;
       if (!scalar_text(value, text_value))
-        out.errors.push_back(where + ": " + key + "=" + value.dump() +
+        out.errors.push_back(where + ": " + json(key).dump() + "=" + value.dump() +
                              " is not valid (allowed: a string, an integer or a boolean); the key is ignored");
       else
         out.settings.emplace_back(key, text_value);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -28,6 +29,22 @@ bool parse_boolean(const std::string& value, bool& out) {
   else if (x == "0" || x == "false" || x == "off" || x == "no") out = false;
   else return false;
   return true;
+}
+
+// `text` with control characters escaped (\n, \t, \xNN): every message stays one line,
+// whatever a variable or a settings file holds.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else out += static_cast<char>(c);
+  }
+  return out;
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -151,7 +168,7 @@ ParseResult parse_settings(const Environment& env) {
   auto bad = [&](const std::string& name, const std::string& value, const std::string& allowed,
                  const std::string& instead) {
     const bool in_file = std::find(from_file.begin(), from_file.end(), name) != from_file.end();
-    out.errors.push_back(name + "='" + value + "'" + (in_file ? " (from CANOPY_CONFIG='" + s.config_file + "')" : "") +
+    out.errors.push_back(name + "='" + printable(value) + "'" + (in_file ? " (from CANOPY_CONFIG='" + s.config_file + "')" : "") +
                          " is not valid (allowed: " + allowed + "); " + instead);
   };
   auto find = [&](const char* name) -> const std::string* {
@@ -235,7 +252,7 @@ ParseResult parse_settings(const Environment& env) {
     s.model = resolve_model(*v, error);
     if (!error.empty()) {
       s.reduce_algorithm = s.bcast_algorithm = "native";
-      out.errors.push_back("CANOPY_MODEL='" + *v + "' is not valid: " + error +
+      out.errors.push_back("CANOPY_MODEL='" + printable(*v) + "' is not valid: " + printable(error) +
                            " (allowed: default, measure, a model spec, or a file holding one); "
                            "native MPI_Reduce and MPI_Bcast run");
     }
@@ -247,7 +264,7 @@ ParseResult parse_settings(const Environment& env) {
     if (!known) {
       std::vector<std::string> names;
       for (const auto& sp : specs) names.push_back(sp.name);
-      out.warnings.push_back("unknown setting " + name + " ignored (known: " + join(names) + ")");
+      out.warnings.push_back("unknown setting " + printable(name) + " ignored (known: " + join(names) + ")");
     }
   }
   return out;

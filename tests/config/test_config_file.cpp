@@ -126,7 +126,7 @@ TEST_CASE("config file: bad entries give one clear line each and are dropped alo
       {R"({"collective": "reduce", "max_bytes": -1, "algorithm": "chain"})", "max_bytes=-1 is not valid (allowed: an integer from 0"},
       {R"({"collective": "reduce", "min_ranks": 0, "algorithm": "chain"})", "min_ranks=0 is not valid"},
       {R"({"collective": "reduce", "segment_bytes": "big"})", "segment_bytes=\"big\" is not valid (allowed: \"auto\" or an integer >= 0)"},
-      {R"({"collective": "reduce", "max_size": 5, "algorithm": "chain"})", "unknown key 'max_size' (allowed: collective, min_bytes"},
+      {R"({"collective": "reduce", "max_size": 5, "algorithm": "chain"})", "unknown key \"max_size\" (allowed: collective, min_bytes"},
       {R"({"collective": "reduce"})", "sets neither algorithm nor segment_bytes"},
       {R"({"collective": "reduce", "min_bytes": 10, "max_bytes": 5, "algorithm": "chain"})", "min_bytes is larger than max_bytes"},
       {R"(7)", "is not an object"},
@@ -157,7 +157,7 @@ TEST_CASE("config file: unreadable, not JSON, or bad values", "[config]") {
   CHECK(parse_config_text("[1, 2]", "x").errors.at(0).find("is not a JSON object") != std::string::npos);
   CHECK(parse_config_text(R"({"rules": {}})", "x").errors.at(0).find("\"rules\" is not a list") != std::string::npos);
   CHECK(parse_config_text(R"({"CANOPY_MODEL": {"alpha": 1}})", "x").errors.at(0).find(
-            "CANOPY_MODEL={\"alpha\":1} is not valid (allowed: a string, an integer or a boolean)") != std::string::npos);
+            "\"CANOPY_MODEL\"={\"alpha\":1} is not valid (allowed: a string, an integer or a boolean)") != std::string::npos);
   CHECK(parse_config_text(R"({"CANOPY_CONFIG": "other.json"})", "x").errors.at(0).find("cannot name another") !=
         std::string::npos);
 
@@ -180,4 +180,20 @@ TEST_CASE("config file: ranks with different rules have different fingerprints",
   CHECK(fa != fingerprint_in_force(parse_settings({})));
   // Same content under another path: the same fingerprint.
   CHECK(fa == fingerprint_in_force(parse_settings({{"CANOPY_CONFIG", a_again.path}})));
+}
+
+// Found by fuzzing (tests/fuzz/regressions/config): names and values with control
+// characters must not split a message over several lines.
+TEST_CASE("config file: messages stay on one line whatever the names and values hold", "[config]") {
+  const auto file = parse_config_text("{\"rules\": [{\"collective\": \"reduce\", \"seg\\nment\": 1}, "
+                                      "{\"collective\": \"bcast\", \"algorithm\": \"a\\nb\"}]}",
+                                      "f.json");
+  REQUIRE(file.errors.size() == 2);
+  for (const auto& e : file.errors) CHECK(e.find('\n') == std::string::npos);
+  TempFile f("{\"CANOPY_REDUCE_ALGO\": \"fast\\nest\", \"CANOPY_X\\n\": 1}");
+  const auto r = parse_settings({{"CANOPY_CONFIG", f.path}});
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].find("CANOPY_REDUCE_ALGO='fast\\nest'") != std::string::npos);
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find('\n') == std::string::npos);
 }

@@ -9,11 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config_file.h"
 #include "config/settings.h"
 #include "planner/cost_model.h"
 #include "planner/schedule_json.h"
 #include "planner/simulate.h"
 #include "planner/validate.h"
+#include "tools/view/schedule_input.h"
 
 namespace canopy::fuzz {
 
@@ -146,6 +148,43 @@ void schedule(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+// config: the text of a CANOPY_CONFIG file. Every problem is one line naming the
+// file; every rule kept is well formed (a known collective, ranges in order, an
+// action, an algorithm Canopy knows).
+void config(const std::uint8_t* data, std::size_t size) {
+  const config::ConfigFile file = config::parse_config_text(text(data, size), "fuzz.json");
+  for (const std::string& e : file.errors) {
+    require(e.rfind("CANOPY_CONFIG='fuzz.json'", 0) == 0, "error line does not name the file", e);
+    require(e.find('\n') == std::string::npos, "error line spans lines", e);
+  }
+  for (const config::Rule& r : file.rules) {
+    require(r.min_bytes <= r.max_bytes && r.min_ranks <= r.max_ranks && r.min_ranks >= 1, "rule range", r.origin);
+    require(!r.algorithm.empty() || r.segment_bytes != config::Rule::kUnset, "rule without an action", r.origin);
+    require(r.algorithm.empty() || config::is_algorithm_choice(r.collective, r.algorithm), "rule algorithm",
+            r.algorithm);
+    require(r.segment_bytes >= -1 || r.segment_bytes == config::Rule::kUnset, "rule segment size", r.origin);
+  }
+}
+
+// log: what canopy-view reads (a schedule log, canopy-plan --json output, a bare
+// schedule). It either returns schedules that validate-or-explain and simulate-or-
+// explain, or throws InputError; nothing else.
+void log(const std::uint8_t* data, std::size_t size) {
+  std::vector<tools::ScheduleEntry> entries;
+  try {
+    entries = tools::read_schedules(text(data, size));
+  } catch (const tools::InputError&) {
+    return;
+  }
+  require(!entries.empty(), "read_schedules returned no schedule without an error", "");
+  for (const tools::ScheduleEntry& e : entries) {
+    const planner::Validation v = planner::validate(e.schedule);
+    require(v.ok == v.errors.empty(), "validation ok with errors", v.summary());
+    const planner::Simulation sim = planner::simulate(e.schedule, planner::default_model());
+    require(sim.ok || !sim.error.empty(), "simulation fails without a reason", "");
+  }
+}
+
 }  // namespace
 
 const std::vector<Target>& targets() {
@@ -153,6 +192,8 @@ const std::vector<Target>& targets() {
       {"settings", settings, "lines NAME=VALUE: the environment parse_settings reads"},
       {"model", model, "byte 0 % 3 picks: 0 a CANOPY_MODEL spec, 1 a model file, 2 a plogp:FILE file; then its text"},
       {"schedule", schedule, "a schedule JSON, or a schedule log line holding one in \"schedule\""},
+      {"config", config, "the text of a CANOPY_CONFIG settings file (JSON with CANOPY_* keys and rules)"},
+      {"log", log, "what canopy-view reads: a CANOPY_SCHEDULE_LOG, canopy-plan --json output or a schedule"},
   };
   return list;
 }

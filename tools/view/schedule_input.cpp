@@ -59,7 +59,7 @@ std::vector<ScheduleEntry> read_schedules(const std::string& text) {
       json j;
       try {
         j = json::parse(row);
-      } catch (const json::parse_error& ex) {
+      } catch (const json::exception& ex) {  // parse_error, or out_of_range for numbers like 1e999
         if (first) throw InputError(std::string("not JSON: ") + kWhatWeRead);
         throw InputError("line " + std::to_string(line) + ": not JSON: " + ex.what());
       }
