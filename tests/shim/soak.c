@@ -95,8 +95,15 @@ int main(int argc, char **argv) {
   MPI_Comm_free(&side);
   ct_context("memory");
   ct_check(rss_warm > 0 && rss_end > 0, "cannot read /proc/self/statm");
+#if defined(__SANITIZE_ADDRESS__)
+  /* AddressSanitizer keeps freed memory in quarantine (up to 256 MiB), so RSS grows
+   * here even natively (130 MiB seen in the sanitizer stage): the bound holds only in
+   * the plain build, and LeakSanitizer checks for leaks in this one. */
+  if (ct.rank == 0) printf("soak: RSS bound not checked under AddressSanitizer (its quarantine holds freed memory)\n");
+#else
   ct_check(rss_end - rss_warm < max_growth, "RSS grew by %ld KiB after the warm-up (bound %ld KiB)",
            rss_end - rss_warm, max_growth);
+#endif
   long live_end = -1;
   if (live_states) {
     live_end = live_states();
