@@ -21,6 +21,12 @@ void check_problem(const Problem& p) {
   if (p.collective == Collective::Bcast && !p.commutative)
     throw PlanError("a broadcast has no operation to be non-commutative");
   if (!p.segment_counts.empty()) problem_segments(p);  // throws on a layout that does not fit
+  if (p.topology) {
+    check_topology(*p.topology);
+    if (p.topology->nranks() != p.nranks)
+      throw PlanError("the topology has " + std::to_string(p.topology->nranks()) + " ranks, the problem " +
+                      std::to_string(p.nranks));
+  }  // throws on a layout that does not fit
 }
 
 }  // namespace canopy::planner

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "planner/cost_model.h"
 #include "planner/schedule.h"
+#include "planner/topology.h"
 
 namespace canopy::planner {
 
@@ -32,6 +34,10 @@ struct Problem {
   // those are clamped to them; other algorithms ignore the field.
   int limit = 0;
   CostModel model = default_model();
+  // The network beyond one node (topology.h): clusters, links between them, slower
+  // ranks. Null: every message follows `model`. Shared because candidates copy the
+  // problem; never modified once planning starts.
+  std::shared_ptr<const Topology> topology;
 
   std::int64_t bytes() const { return count * element_bytes; }
 };

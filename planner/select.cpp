@@ -64,7 +64,7 @@ std::vector<Plan> rank_plans(Problem problem, const Request& request) {
         last_error = std::string(a->name) + ": " + e.what();
         return false;
       }
-      const Simulation sim = simulate(s, problem.model);
+      const Simulation sim = simulate(s, problem.model, problem.topology.get());
       if (!sim.ok) {
         last_error = std::string(a->name) + ": " + sim.error;
         return false;

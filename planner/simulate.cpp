@@ -13,8 +13,8 @@ constexpr double kUnset = -1;
 
 class EventRun {
  public:
-  EventRun(const Schedule& s, const CostModel& m, const Matching& match)
-      : s_(s), m_(m), match_(match) {
+  EventRun(const Schedule& s, const CostModel& m, const Topology* topology, const Matching& match)
+      : s_(s), m_(m), net_(m, topology), match_(match) {
     const int p = s.nranks;
     const int nseg = static_cast<int>(s.segments.size());
     pc_.assign(p, 0);
@@ -145,11 +145,11 @@ class EventRun {
       if (post_[to.rank][to.index] == kUnset || in.queue.empty() || in.queue.front() != to.index) break;
       const double start = std::max({post_[r][i], post_[to.rank][to.index], out.free, in.free});
       const std::int64_t bytes = s_.segment_bytes(s_.steps[r][i].segment);
-      const double end = start + m_.transfer(bytes);
+      const double end = start + net_.transfer(r, to.rank, bytes);
       timing_[r][i] = timing_[to.rank][to.index] = {start, end};
       // The ports are free again after the occupancy (pLogP's gap), which may be
       // shorter than the time to arrival (its L + gap).
-      out.free = in.free = start + m_.occupancy(bytes);
+      out.free = in.free = start + net_.occupancy(r, to.rank, bytes);
       out.queue.pop_front();
       in.queue.pop_front();
       wake(to.rank);  // the data it waits for is there, and its port moved on
@@ -177,6 +177,7 @@ class EventRun {
 
   const Schedule& s_;
   const CostModel& m_;
+  const Network net_;  // prices messages per pair of ranks
   const Matching& match_;
   std::deque<int> work_;
   std::vector<bool> queued_;
@@ -191,15 +192,21 @@ class EventRun {
 
 }  // namespace
 
-Simulation simulate(const Schedule& schedule, const CostModel& model) {
+Simulation simulate(const Schedule& schedule, const CostModel& model, const Topology* topology) {
   Matching matching;
   std::vector<std::string> errors;
+  if (topology && topology->nranks() != schedule.nranks) {
+    Simulation out;
+    out.error = "the topology has " + std::to_string(topology->nranks()) + " ranks, the schedule " +
+                std::to_string(schedule.nranks);
+    return out;
+  }
   if (!check_shape(schedule, errors) || !match_messages(schedule, matching, errors)) {
     Simulation out;
     out.error = errors.front();
     return out;
   }
-  return EventRun(schedule, model, matching).run();
+  return EventRun(schedule, model, topology, matching).run();
 }
 
 }  // namespace canopy::planner

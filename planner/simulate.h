@@ -15,6 +15,7 @@
 
 #include "planner/cost_model.h"
 #include "planner/schedule.h"
+#include "planner/topology.h"
 
 namespace canopy::planner {
 
@@ -30,6 +31,8 @@ struct Simulation {
   std::vector<std::vector<StepTiming>> timing;  // [rank][step]
 };
 
-Simulation simulate(const Schedule& schedule, const CostModel& model);
+// With a topology (of schedule.nranks ranks), messages are priced per pair of ranks
+// (topology.h); reductions and copies follow `model`.
+Simulation simulate(const Schedule& schedule, const CostModel& model, const Topology* topology = nullptr);
 
 }  // namespace canopy::planner

@@ -1,0 +1,45 @@
+// The JSON form of a topology: what CANOPY_TOPOLOGY files and `canopy-plan
+// --topology` read, and what the schedule log records next to each schedule.
+//
+//   {
+//     "ranks":    ["s0", "s0", "s1", "s1", "s2", "s2"],   cluster (site) label per rank
+//     "nodes":    ["a", "a", "b", "b", "c", "c"],         optional: node label per rank
+//     "links":    {"s0-s1": "hockney:alpha=1e-4,beta=4e-8",   both directions
+//                  "s1->s0": "hockney:alpha=1e-4,beta=8e-8",  one direction (wins)
+//                  "s0": "hockney:alpha=2e-5,beta=1e-9",      between nodes of s0
+//                  "default": "hockney:alpha=5e-5,beta=8e-9"}, every pair not named
+//     "slowdown": [1, 1, 2, 2, 1, 1]                      optional: per-rank send slowdown
+//   }
+//
+// Labels are strings or integers; clusters and nodes are numbered in order of first
+// rank. Link values are cost model specs as CANOPY_MODEL takes them (cost_model.h).
+// Without "nodes" each rank is its own node unless the reader is given the nodes (the
+// shim passes the nodes MPI reports). A pair with no link and no "default" is listed
+// in TopologyFile::missing: the shim measures it, the tools refuse the file.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/topology.h"
+
+namespace canopy::planner {
+
+struct TopologyFile {
+  Topology topology;                           // links not given are default_model()
+  std::vector<std::pair<int, int>> missing;    // (from, to) cluster pairs with no link
+};
+
+// Reads the JSON form. `nodes` (one label per rank) is used when the JSON has none.
+// Throws std::invalid_argument naming the field, the value and what is allowed.
+TopologyFile topology_from_json(const nlohmann::json& json, const std::vector<int>& nodes = {});
+// Reads a file holding the JSON form; errors name the file.
+TopologyFile read_topology_file(const std::string& path, const std::vector<int>& nodes = {});
+
+// The JSON form with every directed link spelled out ("a->b"); reads back the same.
+nlohmann::json topology_to_json(const Topology& topology);
+
+}  // namespace canopy::planner
