@@ -19,6 +19,25 @@ Schedule plan_greedy_transfers_reduce(const Problem&);
 Schedule plan_greedy_reducers_reduce(const Problem&);
 Schedule plan_binomial_strategy_reduce(const Problem&);
 Schedule plan_fibonacci_strategy_reduce(const Problem&);
+Schedule plan_snf_reduce(const Problem&);
+
+// Topology-aware (Algorithm::topology_aware): algorithms/hierarchical.cpp, algorithms/grid.cpp.
+Schedule plan_hierarchical_reduce(const Problem&);
+Schedule plan_hierarchical_bcast(const Problem&);
+Schedule plan_grid_flat_reduce(const Problem&);
+Schedule plan_grid_fef_reduce(const Problem&);
+Schedule plan_grid_ecef_reduce(const Problem&);
+Schedule plan_grid_ecef_la_reduce(const Problem&);
+Schedule plan_grid_ecef_lat_reduce(const Problem&);
+Schedule plan_grid_ecef_lat_max_reduce(const Problem&);
+Schedule plan_grid_bottomup_reduce(const Problem&);
+Schedule plan_grid_flat_bcast(const Problem&);
+Schedule plan_grid_fef_bcast(const Problem&);
+Schedule plan_grid_ecef_bcast(const Problem&);
+Schedule plan_grid_ecef_la_bcast(const Problem&);
+Schedule plan_grid_ecef_lat_bcast(const Problem&);
+Schedule plan_grid_ecef_lat_max_bcast(const Problem&);
+Schedule plan_grid_bottomup_bcast(const Problem&);
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
@@ -43,12 +62,47 @@ const std::vector<Algorithm>& algorithms() {
        "Algorithm 1 as if min(d,c)=0 (binomial trees), pipelined; within 2x of optimal"},
       {"fibonacci-strategy", Collective::Reduce, plan_fibonacci_strategy_reduce,
        "Algorithm 1 as if d=c (Fibonacci trees), pipelined; within 2x of optimal"},
+      {"snf", Collective::Reduce, plan_snf_reduce,
+       "Liu & Wang slowest node first, for ranks of different speeds; within 2x of optimal; commutative ops only",
+       true},
+      {"hierarchical", Collective::Reduce, plan_hierarchical_reduce,
+       "one level between clusters (or nodes) and one inside each, composed and pipelined; commutative ops only", true},
+      {"grid-flat", Collective::Reduce, plan_grid_flat_reduce,
+       "grid tree between clusters: flat from the root (ECO, MagPIe), reversed; commutative ops only", true},
+      {"grid-fef", Collective::Reduce, plan_grid_fef_reduce,
+       "grid tree between clusters: fastest edge first (latency), reversed; commutative ops only", true},
+      {"grid-ecef", Collective::Reduce, plan_grid_ecef_reduce,
+       "grid tree between clusters: early completion edge first, reversed; commutative ops only", true},
+      {"grid-ecef-la", Collective::Reduce, plan_grid_ecef_la_reduce,
+       "grid tree between clusters: ECEF, look ahead to the next cluster, reversed; commutative ops only", true},
+      {"grid-ecef-lat", Collective::Reduce, plan_grid_ecef_lat_reduce,
+       "grid tree between clusters: ECEF, look ahead to the soonest done, reversed; commutative ops only", true},
+      {"grid-ecef-lat-max", Collective::Reduce, plan_grid_ecef_lat_max_reduce,
+       "grid tree between clusters: ECEF, look ahead to the latest done, reversed; commutative ops only", true},
+      {"grid-bottomup", Collective::Reduce, plan_grid_bottomup_reduce,
+       "grid tree between clusters: the latest done cluster first, reversed; commutative ops only", true},
       {"binomial", Collective::Bcast, plan_binomial_bcast, "binomial tree, ceil(log2 p) rounds"},
       {"flat", Collective::Bcast, plan_flat_bcast, "the root sends to every rank itself"},
       {"chain", Collective::Bcast, plan_chain_bcast, "pipeline along the ranks from the root"},
       {"binary", Collective::Bcast, plan_binary_bcast, "complete binary tree, pipelined"},
       {"scatter-allgather", Collective::Bcast, plan_scatter_allgather_bcast,
        "van de Geijn: binomial scatter of p blocks, then a ring allgather"},
+      {"hierarchical", Collective::Bcast, plan_hierarchical_bcast,
+       "one level between clusters (or nodes) and one inside each, composed and pipelined", true},
+      {"grid-flat", Collective::Bcast, plan_grid_flat_bcast,
+       "grid tree between clusters: flat from the root (ECO, MagPIe)", true},
+      {"grid-fef", Collective::Bcast, plan_grid_fef_bcast,
+       "grid tree between clusters: fastest edge first (latency)", true},
+      {"grid-ecef", Collective::Bcast, plan_grid_ecef_bcast,
+       "grid tree between clusters: early completion edge first", true},
+      {"grid-ecef-la", Collective::Bcast, plan_grid_ecef_la_bcast,
+       "grid tree between clusters: ECEF, look ahead to the next cluster", true},
+      {"grid-ecef-lat", Collective::Bcast, plan_grid_ecef_lat_bcast,
+       "grid tree between clusters: ECEF, look ahead to the soonest done", true},
+      {"grid-ecef-lat-max", Collective::Bcast, plan_grid_ecef_lat_max_bcast,
+       "grid tree between clusters: ECEF, look ahead to the latest done", true},
+      {"grid-bottomup", Collective::Bcast, plan_grid_bottomup_bcast,
+       "grid tree between clusters: the latest done cluster first", true},
   };
   return table;
 }

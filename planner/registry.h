@@ -18,6 +18,11 @@ struct Algorithm {
   Collective collective;
   PlanFunction plan;
   std::string_view summary;  // one line for --help and --list
+  // True for algorithms that plan from Problem::topology (hierarchical, grid-*): they
+  // decline a problem without one, and a level of a hierarchy plans its own ranks
+  // without them (Request::homogeneous_only), which ends the recursion. Last, with a
+  // default, so that rows of four fields stay as they are.
+  bool topology_aware = false;
 };
 
 const std::vector<Algorithm>& algorithms();

@@ -35,7 +35,8 @@ std::vector<Plan> rank_plans(Problem problem, const Request& request) {
   std::vector<const Algorithm*> algos;
   if (request.algorithm == "auto") {
     for (const auto& a : algorithms())
-      if (a.collective == problem.collective) algos.push_back(&a);
+      if (a.collective == problem.collective && !(a.topology_aware && request.homogeneous_only))
+        algos.push_back(&a);
   } else if (const Algorithm* a = find_algorithm(problem.collective, request.algorithm)) {
     algos.push_back(a);
   } else {

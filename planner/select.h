@@ -15,6 +15,10 @@ namespace canopy::planner {
 struct Request {
   std::string algorithm = "auto";   // a registered name, or "auto": the cheapest predicted
   std::int64_t segment_bytes = -1;  // >= 0 forces a segment size (0: one segment); -1: choose
+  // "auto" leaves out topology-aware algorithms (Algorithm::topology_aware): how a
+  // hierarchical algorithm plans the level above its groups without planning itself
+  // again (planner/hierarchy.h).
+  bool homogeneous_only = false;
 };
 
 struct Plan {

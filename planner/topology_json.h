@@ -11,11 +11,16 @@
 //     "slowdown": [1, 1, 2, 2, 1, 1]                      optional: per-rank send slowdown
 //   }
 //
-// Labels are strings or integers; clusters and nodes are numbered in order of first
-// rank. Link values are cost model specs as CANOPY_MODEL takes them (cost_model.h).
-// Without "nodes" each rank is its own node unless the reader is given the nodes (the
-// shim passes the nodes MPI reports). A pair with no link and no "default" is listed
-// in TopologyFile::missing: the shim measures it, the tools refuse the file.
+// Labels are strings or integers (1 and "1" are the same label); clusters and nodes
+// are numbered in order of first rank. Labels may contain '-': a link key is split
+// where both sides are labels ("grid-a-grid-b"), and one that splits more than one
+// way is refused. A key equal to a label is that cluster's own link, even if it could
+// also be read as "A-B". Precedence: "A->B", then "A-B", then "default", whatever
+// their order. Link values are cost model specs as CANOPY_MODEL takes them
+// (cost_model.h). Without "nodes" each rank is its own node unless the reader is given
+// the nodes (the shim passes the nodes MPI reports). A pair with no link and no
+// "default" is listed in TopologyFile::missing (except the own link of a cluster on
+// one node, which no message uses): the shim measures it, the tools refuse the file.
 #pragma once
 
 #include <string>
@@ -33,7 +38,7 @@ struct TopologyFile {
   std::vector<std::pair<int, int>> missing;    // (from, to) cluster pairs with no link
 };
 
-// Reads the JSON form. `nodes` (one label per rank) is used when the JSON has none.
+// Reads the JSON form. `nodes` (one number per rank) is used when the JSON has none.
 // Throws std::invalid_argument naming the field, the value and what is allowed.
 TopologyFile topology_from_json(const nlohmann::json& json, const std::vector<int>& nodes = {});
 // Reads a file holding the JSON form; errors name the file.

@@ -1,0 +1,36 @@
+// Logical clusters from measured distances: Lowekamp's greedy clustering, as 004_*.txt
+// (Steffenel, section 4.1.2, Algorithm 1) adopts it to split a grid into homogeneous
+// subnets before pricing links between them (topology.h).
+//
+// Nodes i and j are joined by an edge whose weight is their distance (a latency, or
+// the time of a probe message: anything where smaller means closer). Edges are taken
+// by non-decreasing weight; edge (a, b) merges the subnets of a and b unless
+//   w(a, b) > (1 + rho) * min_edge(a)  or  w(a, b) > (1 + rho) * min_edge(b)
+//   (a node only joins a subnet through one of its shortest edges), or
+//   w(a, b) > (1 + rho) * subnet_min(a)  or  w(a, b) > (1 + rho) * subnet_min(b)
+//   (a subnet only grows through edges close to its own shortest one, so a chain of
+//   slowly rising distances cannot drift into one cluster).
+// min_edge is the node's shortest edge, subnet_min the shortest edge merged into its
+// subnet so far. The paper's pseudo-code writes 1.20 for 1 + rho (rho = 20%); its
+// experiment (Table 4) uses rho = 30%.
+#pragma once
+
+#include <vector>
+
+namespace canopy::planner {
+
+// A cluster index per node, numbered 0, 1, ... in order of first node; a node that
+// merges with no other is a cluster of its own.
+//
+// distance[i][j]: how far node j is from node i, an n x n matrix of finite numbers
+// >= 0 (n = 0 gives no clusters). 0 off the diagonal means "not measured", as the
+// paper's distance matrix M writes a missing link (it need not be complete). The
+// diagonal is ignored. Asymmetric matrices are allowed: the edge between i and j
+// weighs the mean of the two directions, or the one measured if the other is 0 (why:
+// cluster.cpp).
+// rho: the tolerance, in (0, 10] (0.20 is 20%).
+// Throws std::invalid_argument for a matrix that is not square, an entry that is
+// negative, NaN or infinite, or rho out of range; the message names the entry or value.
+std::vector<int> lowekamp_clusters(const std::vector<std::vector<double>>& distance, double rho);
+
+}  // namespace canopy::planner

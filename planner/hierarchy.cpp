@@ -1,0 +1,290 @@
+#include "planner/hierarchy.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "planner/segments.h"
+#include "planner/topology.h"
+#include "planner/tree.h"
+
+namespace canopy::planner {
+
+// ---- Groups and leaders ---------------------------------------------------------
+
+int Hierarchy::leader_index(int g) const {
+  const auto& m = members[g];
+  return static_cast<int>(std::find(m.begin(), m.end(), leader[g]) - m.begin());
+}
+
+bool Hierarchy::any_group_shared() const {
+  return std::any_of(members.begin(), members.end(), [](const std::vector<int>& m) { return m.size() > 1; });
+}
+
+namespace {
+
+double slowdown_of(const Problem& problem, int rank) {
+  return problem.topology ? problem.topology->slowdown_of(rank) : 1.0;
+}
+
+// The fastest sender of a group, ties to the lowest rank (members are increasing).
+int fastest_member(const Problem& problem, const std::vector<int>& members) {
+  int best = members.front();
+  for (int r : members)
+    if (slowdown_of(problem, r) < slowdown_of(problem, best)) best = r;
+  return best;
+}
+
+}  // namespace
+
+Hierarchy make_hierarchy(const Problem& problem, const std::vector<int>& group_of_rank) {
+  if (static_cast<int>(group_of_rank.size()) != problem.nranks)
+    throw PlanError("hierarchy: " + std::to_string(group_of_rank.size()) + " group labels for " +
+                    std::to_string(problem.nranks) + " ranks");
+  Hierarchy h;
+  std::map<int, int> index;  // label -> group, in order of first rank
+  for (int r = 0; r < problem.nranks; ++r) {
+    const auto [it, fresh] = index.emplace(group_of_rank[r], h.groups());
+    if (fresh) h.members.emplace_back();
+    h.members[it->second].push_back(r);
+  }
+  h.root_group = index.at(group_of_rank[problem.root]);
+  for (int g = 0; g < h.groups(); ++g)
+    h.leader.push_back(g == h.root_group ? problem.root : fastest_member(problem, h.members[g]));
+  return h;
+}
+
+// ---- Level problems -------------------------------------------------------------
+
+Problem level_problem(const Problem& problem, const std::vector<int>& ranks, int root_index) {
+  if (root_index < 0 || root_index >= static_cast<int>(ranks.size()))
+    throw PlanError("hierarchy: level root " + std::to_string(root_index) + " outside its " +
+                    std::to_string(ranks.size()) + " ranks");
+  Problem level = problem;
+  level.nranks = static_cast<int>(ranks.size());
+  level.root = root_index;
+  // The composition needs every level cut like the whole message; an explicit layout
+  // makes every algorithm (scatter-allgather's blocks included) use exactly it.
+  level.segment_counts = segment_counts_of(problem_segments(problem));
+  if (problem.topology) level.topology = std::make_shared<const Topology>(restrict_topology(*problem.topology, ranks));
+  return level;
+}
+
+Problem upper_problem(const Problem& problem, const Hierarchy& h) {
+  return level_problem(problem, h.leader, h.root_group);
+}
+
+Problem lower_problem(const Problem& problem, const Hierarchy& h, int group) {
+  return level_problem(problem, h.members[group], h.leader_index(group));
+}
+
+// ---- Remembered level plans -------------------------------------------------------
+
+namespace {
+
+// Exact text of a double (hexadecimal), so equal keys mean equal inputs.
+void put(std::string& key, double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%a,", v);
+  key += buf;
+}
+
+void put(std::string& key, std::int64_t v) { key += std::to_string(v) + ","; }
+
+void put_model(std::string& key, const CostModel& m) {
+  key += m.kind + ":";
+  for (double v : {m.alpha, m.beta, m.gamma, m.reduce_fixed, m.copy_per_byte}) put(key, v);
+  key += m.duplex == Duplex::Full ? "F" : "H";
+  key += m.overlap ? "O" : "-";
+  for (const auto& [bytes, g] : m.gap) {
+    put(key, bytes);
+    put(key, g);
+  }
+  key += ";";
+}
+
+// Everything make_plan reads: the problem (topology labels aside) and the request.
+std::string plan_key(const Problem& p, const Request& r) {
+  std::string key = r.algorithm + "|";
+  for (std::int64_t v : {std::int64_t{p.collective == Collective::Reduce}, std::int64_t{p.nranks},
+                         std::int64_t{p.root}, p.count, p.element_bytes, std::int64_t{p.commutative},
+                         p.segment_bytes, std::int64_t{p.limit}, r.segment_bytes, std::int64_t{r.homogeneous_only}})
+    put(key, v);
+  key += "|";
+  for (std::int64_t c : p.segment_counts) put(key, c);
+  key += "|";
+  put_model(key, p.model);
+  if (const Topology* t = p.topology.get()) {
+    key += "|T";
+    for (int v : t->node) put(key, std::int64_t{v});
+    key += "/";
+    for (int v : t->cluster) put(key, std::int64_t{v});
+    key += "/";
+    for (const CostModel& link : t->links) put_model(key, link);
+    for (double s : t->slowdown) put(key, s);
+  }
+  return key;
+}
+
+// A bounded memo, one per thread (the shim may plan on several threads), emptied when
+// it holds too many plans or too many steps (a level of 256 segments over a few dozen
+// ranks is tens of thousands of steps; the budget keeps the memo to a few MB). Emptying
+// all at once is simple, and rare: one problem has a handful of distinct levels.
+constexpr std::size_t kRememberedLevelPlans = 128;
+constexpr std::size_t kRememberedLevelSteps = std::size_t{1} << 18;
+
+struct RememberedPlans {
+  std::unordered_map<std::string, Plan> plans;
+  std::size_t steps = 0;
+};
+
+RememberedPlans& remembered_plans() {
+  thread_local RememberedPlans memo;
+  return memo;
+}
+
+}  // namespace
+
+Plan plan_level(const Problem& level, const Request& request) {
+  RememberedPlans& memo = remembered_plans();
+  std::string key = plan_key(level, request);
+  if (const auto it = memo.plans.find(key); it != memo.plans.end()) return it->second;
+  Plan plan = make_plan(level, request);
+  const std::size_t steps = plan.schedule.total_steps();
+  if (memo.plans.size() >= kRememberedLevelPlans || memo.steps + steps > kRememberedLevelSteps) {
+    memo.plans.clear();
+    memo.steps = 0;
+  }
+  if (steps <= kRememberedLevelSteps) {
+    memo.plans.emplace(std::move(key), plan);
+    memo.steps += steps;
+  }
+  return plan;
+}
+
+namespace {
+
+Request level_request(const Problem& problem, bool homogeneous_only) {
+  Request request;
+  request.segment_bytes = std::max<std::int64_t>(0, problem.segment_bytes);  // the layout is explicit anyway
+  request.homogeneous_only = homogeneous_only;
+  return request;
+}
+
+}  // namespace
+
+Plan plan_upper(const Problem& problem, const Hierarchy& h) {
+  return plan_level(upper_problem(problem, h), level_request(problem, true));
+}
+
+std::vector<Plan> plan_groups(const Problem& problem, const Hierarchy& h) {
+  std::vector<Plan> plans(h.groups());
+  for (int g = 0; g < h.groups(); ++g)
+    if (h.members[g].size() > 1) plans[g] = plan_level(lower_problem(problem, h, g), level_request(problem, false));
+  return plans;
+}
+
+void decline_unless_topology_aware_fits(const Problem& problem, const std::string& algorithm) {
+  check_problem(problem);
+  if (!problem.topology) throw PlanError(algorithm + " needs a topology (none is known)");
+  if (problem.collective == Collective::Reduce && !problem.commutative)
+    throw PlanError(algorithm + " combines operands group by group, not in rank order: commutative ops only");
+}
+
+// ---- Composition ------------------------------------------------------------------
+
+std::vector<Step> merge_after(const std::vector<Step>& first, const std::vector<Step>& second, int segments) {
+  std::vector<int> last(segments, -1);  // first's last step on each segment
+  for (int i = 0; i < static_cast<int>(first.size()); ++i) last[first[i].segment] = i;
+  std::vector<Step> out;
+  out.reserve(first.size() + second.size());
+  int taken = 0;  // first's steps already placed
+  for (const Step& st : second) {
+    for (; taken <= last[st.segment]; ++taken) out.push_back(first[taken]);
+    out.push_back(st);
+  }
+  for (; taken < static_cast<int>(first.size()); ++taken) out.push_back(first[taken]);
+  return out;
+}
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw PlanError("hierarchy: " + what);
+}
+
+void check_level(const Schedule& level, const Schedule& whole, int nranks, int root, const std::string& which) {
+  require(level.collective == whole.collective, which + " schedule is a " + to_string(level.collective));
+  require(level.nranks == nranks && static_cast<int>(level.steps.size()) == nranks &&
+              static_cast<int>(level.slots.size()) == nranks,
+          which + " schedule has " + std::to_string(level.nranks) + " ranks, want " + std::to_string(nranks));
+  require(level.root == root, which + " schedule is rooted at " + std::to_string(level.root) + ", want " +
+                                  std::to_string(root));
+  require(segment_counts_of(level.segments) == segment_counts_of(whole.segments) && level.count == whole.count,
+          which + " schedule cuts the message differently");
+}
+
+// A level's steps with its ranks replaced by the problem's and its slots shifted.
+std::vector<Step> relabel(std::vector<Step> steps, const std::vector<int>& ranks, int slot_offset) {
+  for (Step& st : steps) {
+    if (st.kind == StepKind::Send || st.kind == StepKind::Recv) st.peer = ranks[st.peer];
+    if (st.slot >= 0) st.slot += slot_offset;
+  }
+  return steps;
+}
+
+// A reducing leader's upper steps once its group's result stands in for its input.
+std::vector<Step> group_result_as_input(std::vector<Step> steps) {
+  std::vector<Step> out;
+  for (Step st : steps) {
+    if (st.kind == StepKind::Copy) continue;  // the accumulator already holds the group's result
+    if (st.kind == StepKind::Send && st.buffer == Buffer::Input) st.buffer = Buffer::Accumulator;
+    out.push_back(st);
+  }
+  return out;
+}
+
+}  // namespace
+
+Schedule compose_hierarchy(const Problem& problem, const Hierarchy& h, const Schedule& upper,
+                           const std::vector<Schedule>& lower, const std::string& algorithm) {
+  Schedule out = blank_schedule(problem, algorithm);
+  const int nseg = static_cast<int>(out.segments.size());
+  require(static_cast<int>(lower.size()) == h.groups(), "one lower schedule per group");
+  check_level(upper, out, h.groups(), h.root_group, "the upper");
+  const bool reduce = problem.collective == Collective::Reduce;
+  for (int g = 0; g < h.groups(); ++g) {
+    const auto& members = h.members[g];
+    const int leader = h.leader[g];
+    const int k = h.leader_index(g);
+    std::vector<Step> up = upper.steps[g];
+    if (members.size() == 1) {  // nothing to do inside: the leader is the group
+      out.steps[leader] = relabel(std::move(up), h.leader, 0);
+      out.slots[leader] = upper.slots[g];
+      continue;
+    }
+    const Schedule& low = lower[g];
+    check_level(low, out, static_cast<int>(members.size()), k, "group " + std::to_string(g) + "'s lower");
+    for (int i = 0; i < static_cast<int>(members.size()); ++i)
+      if (i != k) {
+        out.steps[members[i]] = relabel(low.steps[i], members, 0);
+        out.slots[members[i]] = low.slots[i];
+      }
+    // The leader: bcast upper then lower, reduce lower then upper; the second list's
+    // slots follow the first's.
+    if (reduce) {
+      const int offset = low.slots[k];
+      out.steps[leader] = merge_after(relabel(low.steps[k], members, 0),
+                                      relabel(group_result_as_input(std::move(up)), h.leader, offset), nseg);
+    } else {
+      const int offset = upper.slots[g];
+      out.steps[leader] = merge_after(relabel(std::move(up), h.leader, 0), relabel(low.steps[k], members, offset), nseg);
+    }
+    out.slots[leader] = upper.slots[g] + low.slots[k];
+  }
+  return out;
+}
+
+}  // namespace canopy::planner

@@ -1,0 +1,364 @@
+// Topology (topology.h) and its JSON form (topology_json.h): reading, writing, the
+// messages for bad input, restriction to a subset of ranks, and how the simulator
+// prices messages with it (Network: same node -> the base model, other nodes -> the
+// link of the two clusters, the sender's slowdown scaling the time).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/problem.h"
+#include "planner/registry.h"
+#include "planner/simulate.h"
+#include "planner/topology.h"
+#include "planner/topology_json.h"
+
+using namespace canopy::planner;
+using nlohmann::json;
+
+namespace {
+
+// Two sites: s0 has ranks 0-2 on nodes a (ranks 0, 1) and b; s1 has ranks 3 and 4 on
+// nodes c and d. Every link differs, so a message priced by the wrong one shows.
+const char* const kTwoSites = R"({
+  "ranks": ["s0", "s0", "s0", "s1", "s1"],
+  "nodes": ["a", "a", "b", "c", "d"],
+  "links": {"s0": "hockney:alpha=1e-5,beta=1e-8",
+            "s0->s1": "hockney:alpha=1e-4,beta=1e-7",
+            "s1->s0": "hockney:alpha=2e-4,beta=2e-7",
+            "s1": "hockney:alpha=3e-5,beta=3e-8"},
+  "slowdown": [2, 1, 1, 3, 1]
+})";
+
+Topology two_sites() { return topology_from_json(json::parse(kTwoSites)).topology; }
+
+std::vector<std::string> link_specs(const Topology& t) {
+  std::vector<std::string> out;
+  for (const CostModel& m : t.links) out.push_back(m.spec());
+  return out;
+}
+
+void check_same(const Topology& a, const Topology& b) {
+  CHECK(a.node == b.node);
+  CHECK(a.cluster == b.cluster);
+  CHECK(a.clusters == b.clusters);
+  CHECK(a.labels == b.labels);
+  CHECK(a.slowdown == b.slowdown);
+  CHECK(link_specs(a) == link_specs(b));
+}
+
+// The message topology_from_json throws for `text`, or "accepted".
+std::string error_of(const std::string& text, const std::vector<int>& nodes = {}) {
+  try {
+    topology_from_json(json::parse(text), nodes);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+// A file in /tmp holding `text`, removed at the end of the scope.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& text) {
+    char name[] = "/tmp/canopy-topology-XXXXXX";
+    const int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    close(fd);
+    path = name;
+    std::ofstream(path) << text;
+  }
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+Schedule bcast(const char* algorithm, int p, int root, std::int64_t bytes) {
+  Problem problem;
+  problem.collective = Collective::Bcast;
+  problem.nranks = p;
+  problem.root = root;
+  problem.count = bytes;
+  problem.element_bytes = 1;
+  problem.segment_bytes = 0;  // one segment: the makespan is a sum of messages
+  const Algorithm* a = find_algorithm(Collective::Bcast, algorithm);
+  REQUIRE(a != nullptr);
+  return a->plan(problem);
+}
+
+}  // namespace
+
+TEST_CASE("Topology JSON: fields read as documented", "[topology]") {
+  const TopologyFile file = topology_from_json(json::parse(kTwoSites));
+  const Topology& t = file.topology;
+  CHECK(file.missing.empty());
+  CHECK(t.nranks() == 5);
+  CHECK(t.nodes() == 4);
+  CHECK(t.clusters == 2);
+  CHECK(t.labels == std::vector<std::string>{"s0", "s1"});
+  CHECK(t.node == std::vector<int>{0, 0, 1, 2, 3});
+  CHECK(t.cluster == std::vector<int>{0, 0, 0, 1, 1});
+  CHECK(t.slowdown == std::vector<double>{2, 1, 1, 3, 1});
+  CHECK(t.link(0, 0).alpha == 1e-5);
+  CHECK(t.link(0, 1).alpha == 1e-4);
+  CHECK(t.link(1, 0).alpha == 2e-4);
+  CHECK(t.link(1, 1).alpha == 3e-5);
+  CHECK(t.members(1) == std::vector<int>{3, 4});
+  CHECK(t.same_node(0, 1));
+  CHECK_FALSE(t.same_node(1, 2));
+  CHECK_THAT(describe_topology(t), Catch::Contains("5 ranks on 4 nodes in 2 clusters: s0 = ranks 0-2; s1 = ranks 3-4"));
+}
+
+TEST_CASE("Topology JSON: 'A->B' beats 'A-B' beats 'default', whatever the order", "[topology]") {
+  const Topology t = topology_from_json(json::parse(R"({
+    "ranks": [7, 7, 9, "x"],
+    "links": {"default": "hockney:alpha=1,beta=0", "7->9": "hockney:alpha=2,beta=0",
+              "9-7": "hockney:alpha=3,beta=0", "7": "overlap:d=4,c=1"}})")).topology;
+  REQUIRE(t.labels == std::vector<std::string>{"7", "9", "x"});  // integer labels read as text
+  CHECK(t.link(0, 1).alpha == 2);
+  CHECK(t.link(1, 0).alpha == 3);
+  CHECK(t.link(0, 0).kind == "overlap");
+  for (auto [a, b] : std::vector<std::pair<int, int>>{{1, 1}, {2, 2}, {0, 2}, {2, 0}, {1, 2}})
+    CHECK(t.link(a, b).alpha == 1);
+  // Without "nodes", every rank is its own node; given nodes are renumbered.
+  CHECK(t.node == std::vector<int>{0, 1, 2, 3});
+  const TopologyFile given = topology_from_json(json::parse(R"({"ranks": [7, 7, 9, "x"]})"), {5, 5, 2, 9});
+  CHECK(given.topology.node == std::vector<int>{0, 0, 1, 2});
+}
+
+TEST_CASE("Topology JSON: labels may contain '-'", "[topology]") {
+  const Topology t = topology_from_json(json::parse(R"({
+    "ranks": ["grid-a", "grid-a", "grid-b"],
+    "links": {"grid-a-grid-b": "hockney:alpha=1,beta=0", "grid-b->grid-a": "hockney:alpha=2,beta=0",
+              "grid-a": "hockney:alpha=3,beta=0"}})")).topology;
+  CHECK(t.link(0, 1).alpha == 1);
+  CHECK(t.link(1, 0).alpha == 2);
+  CHECK(t.link(0, 0).alpha == 3);
+  // "a-b-c" splits as a | b-c and as a-b | c: refused rather than guessed.
+  CHECK_THAT(error_of(R"({"ranks": ["a", "b-c", "a-b", "c"], "links": {"a-b-c": "hockney:alpha=1,beta=0"}})"),
+             Catch::Contains("link \"a-b-c\" is ambiguous: it splits into labels of \"ranks\" 2 ways"));
+}
+
+TEST_CASE("Topology JSON: topology_to_json reads back the same topology", "[topology]") {
+  const Topology t = two_sites();
+  const json written = topology_to_json(t);
+  const TopologyFile again = topology_from_json(written);
+  CHECK(again.missing.empty());
+  check_same(again.topology, t);
+  CHECK(topology_to_json(again.topology) == written);
+  // Every directed link spelled out.
+  CHECK(written["links"].size() == 4);
+  CHECK(written["links"]["s1->s0"] == t.link(1, 0).spec());
+
+  SECTION("without labels or slowdowns, and with pLogP links") {
+    Topology bare = slowdown_topology(plogp_model(2e-6, {{0, 1e-6}, {65536, 1e-5}}), {});
+    bare.node = {0, 1, 1};
+    bare.cluster = {0, 0, 0};
+    check_topology(bare);
+    const json out = topology_to_json(bare);
+    CHECK_FALSE(out.contains("slowdown"));
+    CHECK(out["ranks"] == json::array({"c0", "c0", "c0"}));
+    const Topology back = topology_from_json(out).topology;
+    CHECK(back.labels == std::vector<std::string>{"c0"});
+    CHECK(back.node == bare.node);
+    CHECK(link_specs(back) == link_specs(bare));
+  }
+}
+
+TEST_CASE("Topology JSON: read_topology_file reads a file and names it in errors", "[topology]") {
+  const TempFile good(kTwoSites);
+  check_same(read_topology_file(good.path).topology, two_sites());
+
+  auto file_error = [](const std::string& path) {
+    try {
+      read_topology_file(path);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(file_error("/no/such/topology.json") == "cannot read topology file /no/such/topology.json");
+  const TempFile garbage("{\"ranks\": [");
+  CHECK_THAT(file_error(garbage.path), Catch::StartsWith("topology file " + garbage.path + " is not JSON"));
+  const TempFile unknown(R"({"ranks": ["s0"], "site": 1})");
+  CHECK(file_error(unknown.path) ==
+        unknown.path + ": topology: unknown key \"site\" (allowed: ranks, nodes, links, slowdown)");
+}
+
+TEST_CASE("Topology JSON: every bad field is named with its value", "[topology]") {
+  const std::string link = R"("hockney:alpha=1e-5,beta=1e-9")";
+  CHECK(error_of("[1, 2]") == "topology: expected a JSON object, got [1,2]");
+  CHECK(error_of(R"({"ranks": ["s0"], "slowdowns": [1]})") ==
+        "topology: unknown key \"slowdowns\" (allowed: ranks, nodes, links, slowdown)");
+  CHECK(error_of(R"({"nodes": ["a"]})") == "topology: \"ranks\" (a cluster label per rank) is required");
+  SECTION("labels") {
+    CHECK_THAT(error_of(R"({"ranks": []})"), Catch::Contains("\"ranks\" must be a non-empty array of labels") &&
+                                                  Catch::EndsWith("got []"));
+    CHECK_THAT(error_of(R"({"ranks": "s0"})"), Catch::EndsWith("got \"s0\""));
+    CHECK(error_of(R"({"ranks": ["s0", 1.5]})") ==
+          "topology: \"ranks\"[1] is 1.5; labels are strings or integers");
+    CHECK(error_of(R"({"ranks": ["s0"], "nodes": [true]})") ==
+          "topology: \"nodes\"[0] is true; labels are strings or integers");
+  }
+  SECTION("counts") {
+    CHECK(error_of(R"({"ranks": ["s0", "s0", "s1"], "nodes": ["a", "b"]})") ==
+          "topology: \"nodes\" has 2 labels for 3 ranks (one per rank, as \"ranks\")");
+    CHECK(error_of(R"({"ranks": ["s0", "s0", "s1"]})", {0, 1}) ==
+          "topology: 2 nodes known for the 3 ranks of \"ranks\"");
+    CHECK(error_of(R"({"ranks": ["s0", "s0", "s1"], "slowdown": [1, 2]})") ==
+          "topology: \"slowdown\" must be an array of 3 numbers (one per rank), got 2 entries");
+    CHECK(error_of(R"({"ranks": ["s0"], "slowdown": 2})") ==
+          "topology: \"slowdown\" must be an array of 1 numbers (one per rank), got 2");
+  }
+  SECTION("slowdown values") {
+    for (const char* bad : {"0", "-1", "\"fast\"", "null", "[2]"}) {
+      INFO(bad);
+      CHECK(error_of(std::string(R"({"ranks": ["s0", "s0"], "slowdown": [1, )") + bad + "]}") ==
+            std::string("topology: \"slowdown\"[1] is ") + bad + "; slowdowns are positive numbers up to 1e9");
+    }
+    CHECK_THAT(error_of(R"({"ranks": ["s0"], "slowdown": [2e9]})"), Catch::Contains("\"slowdown\"[0] is 2"));
+  }
+  SECTION("links") {
+    CHECK(error_of(R"({"ranks": ["s0", "s1"], "links": ["s0-s1"]})") ==
+          "topology: \"links\" must be an object of \"A-B\": \"model spec\", got [\"s0-s1\"]");
+    CHECK(error_of(R"({"ranks": ["s0", "s1"], "links": {"s0-s1": 5}})") ==
+          "topology: link \"s0-s1\" must be a cost model spec string, got 5");
+    CHECK_THAT(error_of(R"({"ranks": ["s0", "s1"], "links": {"s0-s1": "hockney:alpha=x,beta=1"}})"),
+               Catch::StartsWith("topology: link \"s0-s1\": model parameter alpha='x'"));
+    CHECK_THAT(error_of(R"({"ranks": ["s0", "s1"], "links": {"s0-s1": "warp:speed=9"}})"),
+               Catch::StartsWith("topology: link \"s0-s1\": ") && Catch::Contains("warp"));
+    CHECK(error_of(R"({"ranks": ["s0", "s1"], "links": {"s0-s9": )" + link + "}}") ==
+          "topology: link \"s0-s9\" names \"s9\", which is not a label of \"ranks\"");
+    CHECK(error_of(R"({"ranks": ["s0", "s1"], "links": {"s9->s0": )" + link + "}}") ==
+          "topology: link \"s9->s0\" names \"s9\", which is not a label of \"ranks\"");
+    CHECK(error_of(R"({"ranks": ["s0", "s1"], "links": {"s0s1": )" + link + "}}") ==
+          "topology: link key \"s0s1\" is not \"A-B\", \"A->B\", a cluster label or \"default\"");
+  }
+  SECTION("a node in two clusters") {
+    CHECK(error_of(R"({"ranks": ["s0", "s0", "s1"], "nodes": ["a", "b", "b"]})") ==
+          "topology: node \"b\" holds rank 1 of cluster \"s0\" and rank 2 of cluster \"s1\"; a node lies in one "
+          "cluster");
+    CHECK_THAT(error_of(R"({"ranks": ["s0", "s1"]})", {4, 4}), Catch::Contains("node \"4\" holds rank 0"));
+  }
+}
+
+TEST_CASE("Topology JSON: pairs without a link and no default are listed as missing", "[topology]") {
+  // s0 spans two nodes and s1 one: s1's own link carries nothing, so it is not missing.
+  const std::string ranks = R"("ranks": ["s0", "s0", "s1"])";
+  const TopologyFile none = topology_from_json(json::parse("{" + ranks + "}"));
+  CHECK(none.missing == std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}});
+  const TopologyFile one_way =
+      topology_from_json(json::parse("{" + ranks + R"(, "links": {"s0->s1": "hockney:alpha=1,beta=0"}})"));
+  CHECK(one_way.missing == std::vector<std::pair<int, int>>{{0, 0}, {1, 0}});
+  // A missing link still has a model (the default one), so the topology is usable.
+  CHECK(one_way.topology.link(1, 0).spec() == default_model().spec());
+  const TopologyFile with_default =
+      topology_from_json(json::parse("{" + ranks + R"(, "links": {"default": "hockney:alpha=1,beta=0"}})"));
+  CHECK(with_default.missing.empty());
+  // On one node, s0 needs no link of its own either.
+  const TopologyFile shared =
+      topology_from_json(json::parse("{" + ranks + R"(, "nodes": [1, 1, 2], "links": {"s0-s1": "hockney:alpha=1,beta=0"}})"));
+  CHECK(shared.missing.empty());
+}
+
+TEST_CASE("Topology: check_topology rejects what the planner cannot use", "[topology]") {
+  auto error_of_topology = [](const Topology& t) {
+    try {
+      check_topology(t);
+    } catch (const PlanError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  Topology t;
+  t.node = {0, 0};
+  t.cluster = {0, 1};
+  t.clusters = 2;
+  t.links.assign(4, default_model());
+  CHECK(error_of_topology(t) == "topology: node 0 spans clusters 0 and 1");
+  t.node = {0, 1};
+  CHECK(error_of_topology(t) == "accepted");
+  t.links.pop_back();
+  CHECK(error_of_topology(t) == "topology: 3 links for 2 clusters (want clusters^2)");
+  t.links.push_back(default_model());
+  t.slowdown = {1, 0};
+  CHECK(error_of_topology(t) == "topology: slowdowns must be positive");
+  t.slowdown.clear();
+  t.cluster = {1, 0};
+  CHECK_THAT(error_of_topology(t), Catch::Contains("numbered 0, 1, ... in order of first rank (rank 0)"));
+}
+
+TEST_CASE("Topology: restrict_topology renumbers and keeps the links", "[topology]") {
+  const Topology t = two_sites();
+  // Ranks 4, 1, 0 of the five: s1 comes first now.
+  const Topology r = restrict_topology(t, {4, 1, 0});
+  check_topology(r);
+  CHECK(r.nranks() == 3);
+  CHECK(r.node == std::vector<int>{0, 1, 1});  // old nodes d, a, a
+  CHECK(r.cluster == std::vector<int>{0, 1, 1});
+  CHECK(r.clusters == 2);
+  CHECK(r.labels == std::vector<std::string>{"s1", "s0"});
+  CHECK(r.slowdown == std::vector<double>{1, 1, 2});
+  CHECK(r.link(0, 1).spec() == t.link(1, 0).spec());
+  CHECK(r.link(1, 0).spec() == t.link(0, 1).spec());
+  CHECK(r.link(0, 0).spec() == t.link(1, 1).spec());
+  CHECK(r.link(1, 1).spec() == t.link(0, 0).spec());
+  // One cluster alone keeps only its own link.
+  const Topology s1 = restrict_topology(t, t.members(1));
+  CHECK(s1.clusters == 1);
+  CHECK(link_specs(s1) == std::vector<std::string>{t.link(1, 1).spec()});
+  CHECK(s1.slowdown == std::vector<double>{3, 1});
+}
+
+// Hockney links, one segment of 1000 bytes: each message costs alpha + beta * 1000
+// times its sender's slowdown.
+//   same node (base model, alpha 1e-6, beta 1e-9)  2e-6
+//   s0 -> s0 between nodes                         1e-5 + 1e-5 = 2e-5
+//   s0 -> s1                                       1e-4 + 1e-4 = 2e-4
+//   s1 -> s0                                       2e-4 + 2e-4 = 4e-4
+//   s1 -> s1 between nodes                         3e-5 + 3e-5 = 6e-5
+// Slowdowns: rank 0 sends at half speed, rank 3 at a third. Half duplex: the root's
+// one port sends the flat tree's messages one after the other, so its makespan is
+// their sum; the chain's messages follow each other too.
+TEST_CASE("Topology: the simulator prices each message by its pair of ranks", "[topology]") {
+  const Topology t = two_sites();
+  const CostModel base = hockney_model(1e-6, 1e-9, 0);
+  const std::int64_t bytes = 1000;
+  SECTION("flat from rank 0: to its node, to s0's other node, twice to s1; all slowed by 2") {
+    const Schedule s = bcast("flat", 5, 0, bytes);
+    const Simulation sim = simulate(s, base, &t);
+    REQUIRE(sim.ok);
+    CHECK(sim.makespan == Approx(2 * (2e-6 + 2e-5 + 2 * 2e-4)));
+    // Without the topology every message is the base model's.
+    CHECK(simulate(s, base).makespan == Approx(4 * 2e-6));
+  }
+  SECTION("flat from rank 3: three times to s0, once within s1; all slowed by 3") {
+    const Simulation sim = simulate(bcast("flat", 5, 3, bytes), base, &t);
+    REQUIRE(sim.ok);
+    CHECK(sim.makespan == Approx(3 * (3 * 4e-4 + 6e-5)));
+  }
+  SECTION("chain 0 -> 1 -> 2 -> 3 -> 4: each hop its own link and its sender's slowdown") {
+    const Schedule s = bcast("chain", 5, 0, bytes);
+    const Simulation sim = simulate(s, base, &t);
+    REQUIRE(sim.ok);
+    CHECK(sim.makespan == Approx(2 * 2e-6 + 2e-5 + 2e-4 + 3 * 6e-5));
+    // The hop into s1 (rank 2's send) starts when the first two have arrived.
+    const auto send_of = [&](int rank) {
+      for (std::size_t i = 0; i < s.steps[rank].size(); ++i)
+        if (s.steps[rank][i].kind == StepKind::Send) return sim.timing[rank][i];
+      FAIL("rank " << rank << " sends nothing");
+      return StepTiming{};
+    };
+    CHECK(send_of(2).start == Approx(2 * 2e-6 + 2e-5));
+    CHECK(send_of(2).end - send_of(2).start == Approx(2e-4));
+  }
+  SECTION("a topology of another size is refused") {
+    const Simulation sim = simulate(bcast("flat", 4, 0, bytes), base, &t);
+    CHECK_FALSE(sim.ok);
+    CHECK(sim.error == "the topology has 5 ranks, the schedule 4");
+  }
+}
