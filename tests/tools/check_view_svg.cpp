@@ -7,7 +7,7 @@
 //     schedule was planned) and the title shows it; it draws min(ranks, MAX_RANKS)
 //     ranks (default 64); every bar lies within [0, makespan] and within the picture;
 //     per drawn rank the bars stand for exactly the steps of positive duration that
-//     the simulator gives under the recorded model.
+//     the simulator gives under the recorded model (on the recorded topology, if any).
 //
 //   check_view_svg curves SVG COMPARE_JSON BYTES
 //     SVG is canopy-plan --compare --svg; COMPARE_JSON is canopy-plan --compare --json
@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -30,6 +31,7 @@
 #include "planner/describe.h"
 #include "planner/schedule_json.h"
 #include "planner/simulate.h"
+#include "planner/topology_json.h"
 
 namespace {
 
@@ -203,7 +205,9 @@ void check_gantt(const std::vector<Element>& svg, const std::string& input, int 
   const int drawn = static_cast<int>(number(root, "data-ranks-drawn"));
   if (drawn != std::min(schedule.nranks, max_ranks))
     fail("draws " + std::to_string(drawn) + " ranks, expected " + std::to_string(std::min(schedule.nranks, max_ranks)));
-  const auto sim = canopy::planner::simulate(schedule, model);
+  std::optional<canopy::planner::Topology> topology;
+  if (entry.contains("topology")) topology = canopy::planner::topology_from_json(entry.at("topology")).topology;
+  const auto sim = canopy::planner::simulate(schedule, model, topology ? &*topology : nullptr);
   if (!sim.ok) throw std::runtime_error("the schedule does not simulate: " + sim.error);
   std::vector<int> expected(schedule.nranks, 0), found(schedule.nranks, 0);
   for (int r = 0; r < schedule.nranks; ++r)

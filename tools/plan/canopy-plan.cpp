@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "planner/describe.h"
@@ -13,10 +14,12 @@
 #include "planner/schedule_json.h"
 #include "planner/select.h"
 #include "planner/simulate.h"
+#include "planner/topology_json.h"
 #include "planner/tree.h"
 #include "planner/validate.h"
 #include "tools/plan/compare_plot.h"
 #include "tools/plan/figure2.h"
+#include "tools/plan/grid_sim.h"
 
 using namespace canopy::planner;
 
@@ -38,16 +41,31 @@ Models (--model):
   default
       Canopy's built-in model (what the shim uses without CANOPY_MODEL).
 
+Topology (--topology FILE): the network beyond one node, as JSON (CANOPY_TOPOLOGY's form):
+  {"ranks": ["s0", "s0", "s1", "s1"],                    a cluster (site) label per rank
+   "nodes": ["a", "a", "b", "c"],                         optional: a node label per rank
+   "links": {"s0-s1": "hockney:alpha=1e-4,beta=4e-8",    between two clusters, both ways
+             "s1->s0": "hockney:alpha=1e-4,beta=8e-8",   one way (wins over "s0-s1")
+             "s1": "hockney:alpha=2e-5,beta=1e-9",       between two nodes of s1
+             "default": "hockney:alpha=5e-5,beta=8e-9"}, every pair not named
+   "slowdown": [1, 1, 2, 1]}                              optional: rank 2 sends at half speed
+  Messages within a node follow --model, messages between nodes the link of their
+  clusters; reductions and copies follow --model. Every pair of clusters, and every
+  cluster on more than one node, needs a link (or a "default"). -p defaults to the
+  file's number of ranks. --json adds "topology", which canopy-view times the schedule on.
+
 Examples:
   canopy-plan reduce -p 13 --algo binomial --model overlap:d=1,c=2
   canopy-plan reduce -p 8 --bytes 1048576 --segment-bytes 65536 --json
   canopy-plan bcast -p 64 --bytes 65536 --compare
   canopy-plan reduce -p 16 --compare --svg reduce-16.svg --min-bytes 8 --max-bytes 16777216
   canopy-plan reduce -p 8 --bytes 65536 --json | canopy-view - --svg schedule.svg
+  canopy-plan bcast --bytes 1048576 --topology sites.json --compare
   canopy-plan figure2 --svg figure2.svg --csv figure2.csv
+  canopy-plan grid-sim --max-clusters 10 --svg figure7.svg     (Figure 7 of 004; 50: Figure 8)
 
-Bad input (an option, a model, an algorithm, a file that cannot be written) prints one
-line naming it on stderr and exits with status 2.
+Bad input (an option, a model, an algorithm, a topology file, a file that cannot be
+written) prints one line naming it on stderr and exits with status 2.
 )";
 
 struct Options {
@@ -59,6 +77,8 @@ struct Options {
   std::string algorithm = "auto";
   std::int64_t segment_bytes = -1;
   std::string model = "default";
+  std::string topology_file;
+  std::shared_ptr<const Topology> topology;  // read from topology_file
   bool non_commutative = false;
   bool json = false;
   bool compare = false;
@@ -68,6 +88,10 @@ struct Options {
   std::string csv;
   std::int64_t min_bytes = 8;
   std::int64_t max_bytes = 16 << 20;
+  int min_clusters = 2;
+  int max_clusters = 10;
+  int draws = 10000;
+  std::uint64_t seed = 1;
 };
 
 Problem make_problem(const Options& o) {
@@ -81,7 +105,38 @@ Problem make_problem(const Options& o) {
   p.count = o.bytes / o.element_bytes;
   p.commutative = !o.non_commutative;
   p.model = o.model == "default" ? default_model() : parse_model(o.model);
+  p.topology = o.topology;
   return p;
+}
+
+// What a topology file leaves out, for the one-line refusal: the first pair and how
+// to fix it. The shim measures missing links; this tool has nothing to measure with.
+std::string missing_link_text(const TopologyFile& file) {
+  const auto [a, b] = file.missing.front();
+  const std::vector<std::string>& name = file.topology.labels;
+  const std::string more =
+      file.missing.size() > 1 ? " (and " + std::to_string(file.missing.size() - 1) + " more pair(s))" : "";
+  if (a == b)
+    return "no link between two nodes of cluster \"" + name[a] + "\"" + more + "; add a \"" + name[a] +
+           "\" link, or a \"default\" one";
+  return "no link from cluster \"" + name[a] + "\" to \"" + name[b] + "\"" + more + "; add \"" + name[a] + "-" +
+         name[b] + "\" (or \"" + name[a] + "->" + name[b] + "\"), or a \"default\" link";
+}
+
+// --topology FILE: reads it into o.topology; without -p, its ranks are the problem's.
+void use_topology(Options& o, bool ranks_given) {
+  TopologyFile file;
+  try {
+    file = read_topology_file(o.topology_file);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--topology", e.what());
+  }
+  if (!file.missing.empty()) throw CLI::ValidationError("--topology", o.topology_file + ": " + missing_link_text(file));
+  if (ranks_given && file.topology.nranks() != o.ranks)
+    throw CLI::ValidationError("--topology", o.topology_file + " describes " + std::to_string(file.topology.nranks()) +
+                                                 " ranks, -p is " + std::to_string(o.ranks));
+  o.ranks = file.topology.nranks();
+  o.topology = std::make_shared<const Topology>(std::move(file.topology));
 }
 
 nlohmann::json ranks_json(const Schedule& s) {
@@ -104,11 +159,13 @@ int print_plan(const Options& o, const Problem& problem) {
                           {"model", problem.model.spec()},
                           {"ranks", ranks_json(plan.schedule)},
                           {"schedule", schedule_to_json(plan.schedule)}};
+    if (problem.topology) out["topology"] = topology_to_json(*problem.topology);
     std::cout << out.dump() << "\n";
     return 0;
   }
   std::cout << summarize(plan.schedule) << "\n"
             << "model " << problem.model.spec() << "\n"
+            << (problem.topology ? "topology " + describe_topology(*problem.topology) + "\n" : "")
             << "makespan " << plan.predicted
             << (problem.model.kind == "overlap" ? " (model units)" : " s = " + format_seconds(plan.predicted)) << "\n"
             << describe_schedule(plan.schedule, o.steps);
@@ -143,6 +200,25 @@ int print_figure2(const Options& o) {
   return 0;
 }
 
+// 004 section 6 (Figures 7 and 8): the mean makespan of every grid broadcast
+// heuristic per number of clusters; the table, and optionally CSV and SVG.
+int print_grid_sim(const Options& o) {
+  const canopy::tools::GridSimTable t =
+      canopy::tools::grid_sim_table(o.min_clusters, o.max_clusters, o.draws, o.seed);
+  std::printf("Mean makespan (s) of the grid broadcast heuristics of 004 section 6: %d draws per row, seed %llu,\n"
+              "L 1-15 ms, g 100-600 ms per pair of clusters, T 20-3000 ms per cluster (Table 3), root cluster 0\n",
+              o.draws, static_cast<unsigned long long>(o.seed));
+  std::fputs(canopy::tools::grid_sim_text(t).c_str(), stdout);
+  std::printf("(%.2f s)\n", t.seconds);
+  for (const auto& [path, text] : {std::pair{o.csv, canopy::tools::grid_sim_csv(t)},
+                                   std::pair{o.svg, canopy::tools::grid_sim_svg(t)}})
+    if (!path.empty()) {
+      write_file(path, text);
+      std::printf("wrote %s\n", path.c_str());
+    }
+  return 0;
+}
+
 int print_comparison(const Options& o, const Problem& problem) {
   // Sizes first, so that a bad range is reported before anything is printed.
   const auto sizes = o.svg.empty() ? std::vector<std::int64_t>{}
@@ -168,7 +244,11 @@ int print_comparison(const Options& o, const Problem& problem) {
       else std::printf("%-22s declined: %s\n", name.c_str(), e.what());
     }
   }
-  if (o.json) std::cout << nlohmann::json{{"model", problem.model.spec()}, {"algorithms", rows}}.dump() << "\n";
+  if (o.json) {
+    nlohmann::json out{{"model", problem.model.spec()}, {"algorithms", rows}};
+    if (problem.topology) out["topology"] = topology_to_json(*problem.topology);
+    std::cout << out.dump() << "\n";
+  }
   if (!o.svg.empty()) {
     const auto comparison = canopy::tools::compare_over_sizes(problem, o.segment_bytes, sizes);
     write_file(o.svg, canopy::tools::comparison_svg(comparison));
@@ -185,9 +265,11 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"canopy-plan: build, validate and simulate a Canopy schedule"};
   app.footer(kExamples);
-  app.add_option("operation", o.operation, "reduce, bcast, or figure2 (the curves of Figure 2 of 000)")
+  app.add_option("operation", o.operation,
+                 "reduce, bcast, figure2 (the curves of Figure 2 of 000), or grid-sim (the grid broadcast "
+                 "heuristics simulated as in 004 section 6)")
       ->required()
-      ->check(CLI::IsMember({"reduce", "bcast", "figure2"}));
+      ->check(CLI::IsMember({"reduce", "bcast", "figure2", "grid-sim"}));
   app.add_option("-p,--ranks", o.ranks, "number of ranks")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   app.add_option("--root", o.root, "root rank")->capture_default_str();
   app.add_option("--bytes", o.bytes, "message size in bytes")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -197,18 +279,29 @@ int main(int argc, char** argv) {
   app.add_option("--segment-bytes", o.segment_bytes, "pipeline segment size; 0 = none; default: the planner chooses");
   app.add_option("--model", o.model, "cost model: hockney:..., overlap:..., plogp:..., or default")
       ->capture_default_str();
+  app.add_option("--topology", o.topology_file,
+                 "a JSON file: clusters, nodes and links of the network, and slower ranks (see below); "
+                 "-p defaults to its number of ranks")
+      ->type_name("FILE");
   app.add_flag("--non-commutative", o.non_commutative, "the reduction must combine operands in rank order");
   app.add_flag("--json", o.json, "print JSON instead of text");
   app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
   app.add_flag("--steps", o.steps, "also print every rank's steps");
   app.add_option("--max-n", o.max_n, "figure2: largest n")->check(CLI::Range(2, 10000000))->capture_default_str();
+  app.add_option("--min-clusters", o.min_clusters, "grid-sim: fewest clusters")->check(CLI::Range(2, 1000))
+      ->capture_default_str();
+  app.add_option("--max-clusters", o.max_clusters, "grid-sim: most clusters (004 Figure 7: 10, Figure 8: 50)")
+      ->check(CLI::Range(2, 1000))->capture_default_str();
+  app.add_option("--draws", o.draws, "grid-sim: random grids per number of clusters")
+      ->check(CLI::Range(1, 100000000))->capture_default_str();
+  app.add_option("--seed", o.seed, "grid-sim: random seed (std::mt19937_64)")->capture_default_str();
   app.add_option("--svg", o.svg,
-                 "figure2: write the curves as an SVG chart to this file; --compare: plot every algorithm's "
-                 "predicted time against message size (log-log) into this file");
+                 "figure2, grid-sim: write the curves as an SVG chart to this file; --compare: plot every "
+                 "algorithm's predicted time against message size (log-log) into this file");
   app.add_option("--min-bytes", o.min_bytes, "--compare --svg: smallest message size (then doubling)")
       ->capture_default_str();
   app.add_option("--max-bytes", o.max_bytes, "--compare --svg: largest message size")->capture_default_str();
-  app.add_option("--csv", o.csv, "figure2: write the curves as CSV to this file");
+  app.add_option("--csv", o.csv, "figure2, grid-sim: write the curves as CSV to this file");
   app.add_flag_callback("--list", [] {
     for (const auto& a : algorithms()) std::cout << to_string(a.collective) << " " << a.name << ": " << a.summary << "\n";
     std::exit(0);
@@ -223,8 +316,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (o.operation == "figure2") return print_figure2(o);
+    if (o.operation == "grid-sim") return print_grid_sim(o);
     if (!o.svg.empty() && !o.compare)
-      throw CLI::ValidationError("--svg", "needs --compare (or figure2); canopy-view draws one schedule");
+      throw CLI::ValidationError("--svg", "needs --compare (or figure2, grid-sim); canopy-view draws one schedule");
+    if (!o.topology_file.empty()) use_topology(o, app.count("--ranks") > 0);
     if (o.root < 0 || o.root >= o.ranks) throw CLI::ValidationError("--root", "must be between 0 and ranks-1");
     const Problem problem = make_problem(o);
     return o.compare ? print_comparison(o, problem) : print_plan(o, problem);

@@ -13,6 +13,7 @@
 #include "planner/cost_model.h"
 #include "planner/describe.h"
 #include "planner/simulate.h"
+#include "planner/topology.h"
 #include "tools/view/gantt.h"
 #include "tools/view/schedule_input.h"
 
@@ -33,7 +34,11 @@ canopy-view shows the first entry that meets all of them (none given: the first)
 
 Timings come from the planner's simulator under the entry's recorded model (the log's
 "model", canopy-plan's "model"; Canopy's default model for a bare schedule), or under
---model SPEC, with canopy-plan's --model syntax.
+--model SPEC, with canopy-plan's --model syntax. An entry recorded with a "topology"
+(canopy-plan --topology, or a log of a job with CANOPY_TOPOLOGY) is timed on that
+network: messages between nodes follow its links and slower ranks send more slowly;
+the model prices messages within a node, reductions and copies. --no-topology times
+it under the model alone.
 
 The SVG has one row per rank (at most --max-ranks: ranks 0 to N-1), each with three
 lanes: sends, receives, then reductions and copies. Bars too thin to see merge with
@@ -56,6 +61,7 @@ struct Options {
   bool list = false;
   Selection selection;
   std::string model;
+  bool no_topology = false;
   std::string svg;
   bool steps = false;
   GanttOptions gantt;
@@ -86,8 +92,13 @@ CostModel model_for(const ScheduleEntry& e, const std::string& override_spec) {
   }
 }
 
-Simulation simulate_entry(const ScheduleEntry& e, const CostModel& model) {
-  Simulation sim = simulate(e.schedule, model);
+// The network an entry is timed on: its recorded topology unless --no-topology.
+const Topology* topology_for(const ScheduleEntry& e, const Options& o) {
+  return o.no_topology ? nullptr : e.topology.get();
+}
+
+Simulation simulate_entry(const ScheduleEntry& e, const CostModel& model, const Topology* topology) {
+  Simulation sim = simulate(e.schedule, model, topology);
   if (!sim.ok)
     throw InputError("entry " + std::to_string(e.index) + " cannot be simulated under " + model.spec() + ": " +
                      sim.error);
@@ -100,10 +111,11 @@ void print_list(const std::vector<ScheduleEntry>& entries, const Options& o) {
   for (const ScheduleEntry& e : entries) {
     if (!o.selection.matches(e)) continue;
     const Schedule& s = e.schedule;
-    // The recorded prediction, unless --model asks for another model's.
+    // The recorded prediction, unless --model or --no-topology asks for another.
     const CostModel model = model_for(e, o.model);
+    const bool as_recorded = o.model.empty() && (!o.no_topology || !e.topology);
     const double predicted =
-        o.model.empty() && e.predicted ? *e.predicted : simulate_entry(e, model).makespan;
+        as_recorded && e.predicted ? *e.predicted : simulate_entry(e, model, topology_for(e, o)).makespan;
     std::printf("%5d  %-10s %5d %5d %12lld  %-22s %8zu  %s\n", e.index, to_string(s.collective), s.nranks, s.root,
                 static_cast<long long>(s.bytes()), s.algorithm.c_str(), s.segments.size(),
                 format_time(predicted, model).c_str());
@@ -120,11 +132,14 @@ void write_file(const std::string& path, const std::string& text) {
 int show(const std::vector<ScheduleEntry>& entries, const Options& o) {
   const ScheduleEntry& e = select_entry(entries, o.selection);
   const CostModel model = model_for(e, o.model);
-  const Simulation sim = simulate_entry(e, model);
+  const Topology* topology = topology_for(e, o);
+  const Simulation sim = simulate_entry(e, model, topology);
   // The file first: a failure to write it then leaves stdout empty.
   if (!o.svg.empty()) write_file(o.svg, gantt_svg(e.schedule, sim, model, o.gantt));
   std::cout << "entry " << e.index << ": " << summarize(e.schedule) << "\n"
-            << "predicted makespan " << format_time(sim.makespan, model) << " under " << model.spec() << "\n";
+            << "predicted makespan " << format_time(sim.makespan, model) << " under " << model.spec()
+            << (topology ? " on the recorded topology" : "") << "\n";
+  if (topology) std::cout << "topology " << describe_topology(*topology) << "\n";
   if (!o.svg.empty()) std::cout << "wrote " << o.svg << "\n";
   std::cout << describe_schedule(e.schedule, o.steps);
   return 0;
@@ -145,6 +160,8 @@ int main(int argc, char** argv) {
   app.add_option("--algorithm", o.selection.algorithm, "an entry of this algorithm");
   app.add_option("--bytes", o.selection.bytes, "an entry of this message size")->check(CLI::NonNegativeNumber);
   app.add_option("--model", o.model, "time under this cost model instead of the recorded one (canopy-plan --model)");
+  app.add_flag("--no-topology", o.no_topology,
+               "ignore the entry's recorded topology: time every message under the model");
   app.add_option("--svg", o.svg, "write the simulated timeline as an SVG Gantt chart to this file");
   app.add_option("--max-ranks", o.gantt.max_ranks, "SVG: draw at most this many ranks")
       ->check(CLI::Range(1, 100000))->capture_default_str();

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/schedule_json.h"
+#include "planner/topology_json.h"
 
 namespace canopy::tools {
 
@@ -12,6 +13,29 @@ namespace {
 
 const char* const kWhatWeRead =
     "expected canopy-plan --json output, a schedule in the planner's JSON form, or CANOPY_SCHEDULE_LOG lines";
+
+// The "topology" recorded with a schedule, checked against it. What the shim and
+// canopy-plan write spells out every link; a hand-written one may not, and canopy-view
+// has nothing to measure a missing link with.
+std::shared_ptr<const planner::Topology> topology_of(const json& j, const planner::Schedule& schedule,
+                                                     const std::string& where) {
+  planner::TopologyFile file;
+  try {
+    file = planner::topology_from_json(j);
+  } catch (const std::exception& ex) {  // invalid_argument, or whatever else bad JSON raises
+    throw InputError(where + "the topology does not read back: " + ex.what());
+  }
+  const planner::Topology& t = file.topology;
+  if (!file.missing.empty()) {
+    const auto [a, b] = file.missing.front();
+    throw InputError(where + "the topology has no link from cluster \"" + t.labels[a] + "\" to \"" + t.labels[b] +
+                     "\"");
+  }
+  if (t.nranks() != schedule.nranks)
+    throw InputError(where + "the topology has " + std::to_string(t.nranks()) + " ranks, the schedule " +
+                     std::to_string(schedule.nranks));
+  return std::make_shared<const planner::Topology>(std::move(file.topology));
+}
 
 // One JSON value of the input as a schedule entry; nothing for a log line of another
 // event. `where` prefixes messages: "line N: ", or nothing for a whole document.
@@ -34,6 +58,7 @@ std::optional<ScheduleEntry> entry_of(const json& j, const std::string& where) {
     // The log says predicted_s, canopy-plan --json says makespan.
     for (const char* key : {"predicted_s", "makespan"})
       if (const auto p = j.find(key); p != j.end() && p->is_number()) e.predicted = p->get<double>();
+    if (const auto t = j.find("topology"); t != j.end()) e.topology = topology_of(*t, e.schedule, where);
   }
   return e;
 }

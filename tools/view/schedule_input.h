@@ -1,18 +1,24 @@
 // What canopy-view reads: the schedules of one input, whatever form it takes.
-//   * canopy-plan --json output: {"algorithm", "makespan", "model", "schedule", ...};
+//   * canopy-plan --json output: {"algorithm", "makespan", "model", "schedule", ...,
+//     and "topology" when it planned with --topology};
 //   * a bare schedule in the planner's JSON form (planner/schedule_json.h);
 //   * a CANOPY_SCHEDULE_LOG: JSON lines, of which those with "event":"schedule" (or
 //     with no "event" and a "schedule" object) are schedules; other events (timing
-//     lines and whatever comes later) are skipped, and unknown fields ignored.
+//     lines and whatever comes later) are skipped, and unknown fields ignored. A
+//     schedule line carries "topology" when the communicator had one.
+// A "topology" next to a schedule is the JSON form of planner/topology_json.h; it
+// must read back, give every pair of clusters a link, and have the schedule's ranks.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "planner/schedule.h"
+#include "planner/topology.h"
 
 namespace canopy::tools {
 
@@ -27,6 +33,9 @@ struct ScheduleEntry {
   planner::Schedule schedule;
   std::string model;                // the cost model recorded with it; empty: none recorded
   std::optional<double> predicted;  // the makespan recorded with it (log, canopy-plan)
+  // The network it was planned for (the "topology" field); none: every message
+  // follows the model. Shared: entries are copied, topologies can be large.
+  std::shared_ptr<const planner::Topology> topology;
 };
 
 // Every schedule of `text`, in input order. Throws InputError for text that is not
