@@ -14,11 +14,11 @@ using nlohmann::json;
 const char* const kRuleKeys = "collective, min_bytes, max_bytes, min_ranks, max_ranks, algorithm, segment_bytes";
 
 // A JSON scalar as the text an environment variable would hold; false when the value
-// is an object, an array or null.
+// is an object, an array or null. Numbers keep JSON's spelling (CANOPY_RHO: 0.3).
 bool scalar_text(const json& v, std::string& out) {
   if (v.is_string()) out = v.get<std::string>();
   else if (v.is_boolean()) out = v.get<bool>() ? "1" : "0";
-  else if (v.is_number_integer()) out = v.dump();
+  else if (v.is_number()) out = v.dump();
   else return false;
   return true;
 }
@@ -99,7 +99,7 @@ ConfigFile parse_config_text(const std::string& text, const std::string& origin)
       std::string text_value;
       if (!scalar_text(value, text_value))
         out.errors.push_back(where + ": " + json(key).dump() + "=" + value.dump() +
-                             " is not valid (allowed: a string, an integer or a boolean); the key is ignored");
+                             " is not valid (allowed: a string, a number or a boolean); the key is ignored");
       else
         out.settings.emplace_back(key, text_value);
     }

@@ -20,6 +20,9 @@ namespace {
 
 const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
 const char* const kFaults[] = {"none", "planner-error", "invalid-schedule"};
+const char* const kTopologyAllowed = "auto, none, or a path to a JSON topology file";
+// 64 MiB: a probe that large already takes over a second on a 500 Mbit/s link.
+constexpr long long kMaxProbeBytes = 64ll * 1024 * 1024;
 
 // "1 true on yes" / "0 false off no", any case; false when `value` is neither.
 bool parse_boolean(const std::string& value, bool& out) {
@@ -133,6 +136,19 @@ const std::vector<SettingSpec>& setting_specs() {
        "call); on a mismatch every rank logs an error and returns MPI_ERR_ARG through the communicator's "
        "error handler instead of hanging",
        "CANOPY_VERIFY=1"},
+      {"CANOPY_TOPOLOGY", "topology", "auto", kTopologyAllowed,
+       "The network beyond one node: auto measures it at MPI_Init when MPI_COMM_WORLD spans several nodes "
+       "(one-way times between nodes, Lowekamp's clusters, a link model per cluster pair); none prices every "
+       "message with CANOPY_MODEL; a file gives the clusters (and links; those it leaves out are measured)",
+       "CANOPY_TOPOLOGY=$HOME/sites.json"},
+      {"CANOPY_RHO", "number", "0.2", "a number > 0 and <= 10",
+       "Lowekamp's tolerance for CANOPY_TOPOLOGY=auto: nodes join a cluster while their distance stays within "
+       "(1 + rho) times the cluster's smallest",
+       "CANOPY_RHO=0.3"},
+      {"CANOPY_PROBE_BYTES", "bytes", "65536", "an integer from 1 to 67108864",
+       "Size of the probe message whose one-way time between two nodes is their distance for "
+       "CANOPY_TOPOLOGY=auto (large enough that bandwidth, not only latency, tells sites apart)",
+       "CANOPY_PROBE_BYTES=1048576"},
   };
   return specs;
 }
@@ -246,6 +262,29 @@ ParseResult parse_settings(const Environment& env) {
       s.verify = false;
       bad("CANOPY_VERIFY", *v, "1, 0, true, false, on, off, yes, no", "calls are not verified");
     }
+  }
+  if (const auto* v = find("CANOPY_TOPOLOGY")) {
+    // A path is only read at MPI_Init (by world rank 0, which knows the ranks and nodes).
+    if (v->empty()) bad("CANOPY_TOPOLOGY", *v, kTopologyAllowed, "no topology (as none)");
+    s.topology = v->empty() ? "none" : *v;
+  }
+  if (const auto* v = find("CANOPY_RHO")) {
+    char* end = nullptr;
+    errno = 0;
+    const double x = std::strtod(v->c_str(), &end);
+    if (v->empty() || *end != '\0' || errno != 0 || !(x > 0) || x > 10)
+      bad("CANOPY_RHO", *v, "a number > 0 and <= 10", "using 0.2");
+    else
+      s.rho = x;
+  }
+  if (const auto* v = find("CANOPY_PROBE_BYTES")) {
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(v->c_str(), &end, 10);
+    if (v->empty() || *end != '\0' || errno != 0 || n < 1 || n > kMaxProbeBytes)
+      bad("CANOPY_PROBE_BYTES", *v, "an integer from 1 to " + std::to_string(kMaxProbeBytes), "using 65536");
+    else
+      s.probe_bytes = n;
   }
   if (const auto* v = find("CANOPY_MODEL")) {
     std::string error;

@@ -42,6 +42,11 @@ struct Settings {
   bool always_native(planner::Collective c) const;
   std::string fault = "none";          // CANOPY_FAULT: test-only fault injection (see the spec table)
   bool verify = false;                 // CANOPY_VERIFY: ranks compare each call before running it
+  // CANOPY_TOPOLOGY: "auto" (discover the network when MPI_COMM_WORLD spans several
+  // nodes), "none", or the path of a JSON topology file (planner/topology_json.h).
+  std::string topology = "auto";
+  double rho = 0.2;                    // CANOPY_RHO: Lowekamp's clustering tolerance
+  std::int64_t probe_bytes = 65536;    // CANOPY_PROBE_BYTES: message whose one-way time is a distance
 };
 
 // One row of the spec table: what --list-settings and the README show.

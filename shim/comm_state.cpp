@@ -38,8 +38,36 @@ char* Workspace::get(std::size_t bytes) {
   return data_;
 }
 
-CommState::CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size)
-    : user_comm_(user), private_comm_(private_comm), rank_(rank), size_(size) {}
+CommState::CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size,
+                     std::shared_ptr<const planner::Topology> topology)
+    : user_comm_(user), private_comm_(private_comm), rank_(rank), size_(size), topology_(std::move(topology)) {}
+
+namespace {
+
+// The world topology seen from `comm`: its ranks' world ranks (a local group
+// translation, the same on every rank), renumbered in communicator order. Null when
+// there is no world topology, or the ranks share one node and send at one speed
+// (messages in a node follow the base model).
+std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
+  const auto& world = runtime().topology;
+  if (!world) return nullptr;
+  MPI_Group group = MPI_GROUP_NULL, world_group = MPI_GROUP_NULL;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  std::vector<int> ranks(size), world_ranks(size, MPI_UNDEFINED);
+  for (int r = 0; r < size; ++r) ranks[r] = r;
+  PMPI_Group_translate_ranks(group, size, ranks.data(), world_group, world_ranks.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world_group);
+  for (int w : world_ranks)
+    if (w < 0 || w >= world->nranks()) return nullptr;  // a process from outside MPI_COMM_WORLD
+  auto t = std::make_shared<planner::Topology>(planner::restrict_topology(*world, world_ranks));
+  const bool one_speed = std::all_of(t->slowdown.begin(), t->slowdown.end(), [](double x) { return x == 1.0; });
+  if (t->nodes() <= 1 && one_speed) return nullptr;
+  return t;
+}
+
+}  // namespace
 
 CommState::~CommState() {
   if (private_comm_ != MPI_COMM_NULL) PMPI_Comm_free(&private_comm_);
@@ -65,7 +93,7 @@ CommState* CommState::of(MPI_Comm comm, FallbackReason* why) {
   int rank = 0, size = 0;
   PMPI_Comm_rank(dup, &rank);
   PMPI_Comm_size(dup, &size);
-  auto* state = new CommState(comm, dup, rank, size);
+  auto* state = new CommState(comm, dup, rank, size, topology_of(dup, size));
   {
     std::lock_guard<ThreadLock> lock(registry_mutex);
     registry.insert(state);
@@ -172,6 +200,7 @@ CachedPlan& CommState::plan(const PlanKey& key) {
   problem.element_bytes = key.element_bytes;
   problem.commutative = key.commutative;
   problem.model = rt.model;
+  problem.topology = topology_;
   // The global settings, or what a CANOPY_CONFIG rule says for this size.
   const config::Choice choice = rt.settings.choice_for(key.collective, key.count * key.element_bytes, size_);
   planner::Request request;
@@ -254,7 +283,7 @@ CachedPlan& CommState::plan(const PlanKey& key) {
       kind.schedule_id = schedule_id(c.schedule);
       c.stats = rt.stats.record(kind);
     }
-    rt.schedule_log.record(c.schedule, size_, c.predicted, rt.model.spec());
+    rt.schedule_log.record(c.schedule, size_, c.predicted, rt.model.spec(), topology_.get());
     if (rank_ == 0 && rt.log->should_log(spdlog::level::info)) {
       std::string text = planner::describe_schedule(c.schedule, rt.log->should_log(spdlog::level::debug));
       if (!text.empty() && text.back() == '\n') text.pop_back();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "planner/schedule.h"
+#include "planner/topology.h"
 #include "shim/call_stats.h"
 #include "shim/fallback.h"
 #include "shim/thread_lock.h"
@@ -123,18 +124,24 @@ class CommState {
 
   Workspace& workspace() { return workspace_; }
 
+  // The network under this communicator's ranks (the world topology restricted to
+  // them), null when there is none or they all share one node.
+  const std::shared_ptr<const planner::Topology>& topology() const { return topology_; }
+
   ~CommState();
 
   // MPI attribute delete callback: the application freed the communicator.
   static int delete_attribute_callback(MPI_Comm comm, int keyval, void* value, void* extra);
 
  private:
-  CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size);
+  CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size,
+            std::shared_ptr<const planner::Topology> topology);
 
   MPI_Comm user_comm_;
   MPI_Comm private_comm_;
   int rank_;
   int size_;
+  std::shared_ptr<const planner::Topology> topology_;  // fixed when the state is made
   // The plan cache, most recently used first, bounded by kMaxPlans. Eviction is the
   // same on every rank: every rank of a communicator makes the same sequence of
   // collective calls on it, hence the same sequence of plan() lookups. A plan evicted

@@ -9,11 +9,11 @@ using planner::Schedule;
 using planner::Step;
 using planner::StepKind;
 
-int wait_politely(MPI_Request* request) {
+int wait_politely(MPI_Request* request, MPI_Status* status) {
   if (*request == MPI_REQUEST_NULL) return MPI_SUCCESS;
   int done = 0;
   for (int polls = 0;; ++polls) {
-    const int err = PMPI_Test(request, &done, MPI_STATUS_IGNORE);
+    const int err = PMPI_Test(request, &done, status);
     if (err != MPI_SUCCESS || done) return err;
     // A few quick polls catch messages already on their way; then give the core to
     // the peer we are waiting for.

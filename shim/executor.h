@@ -28,7 +28,7 @@ struct ExecutionBuffers {
 int execute(const planner::Schedule& schedule, int rank, const ExecutionBuffers& buffers,
             const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm);
 
-// Waits for a request without spinning a core flat out.
-int wait_politely(MPI_Request* request);
+// Waits for a request without spinning a core flat out; `status` as PMPI_Test's.
+int wait_politely(MPI_Request* request, MPI_Status* status = MPI_STATUS_IGNORE);
 
 }  // namespace canopy::shim

@@ -154,9 +154,14 @@ json build_report(const JobFacts& job, const std::vector<json>& per_rank) {
             {"max_ranks_per_node", job.max_ranks_per_node},
             {"cores_per_node", job.cores_per_node},
             {"oversubscribed", job.oversubscribed}}},
-          // Canopy sees nodes (MPI_COMM_TYPE_SHARED) only; it does not yet cluster the
-          // network, so every rank is planned as one homogeneous cluster.
-          {"topology", {{"nodes", job.nodes}, {"clusters", 1}, {"network_discovery", false}}},
+          // What CANOPY_TOPOLOGY found: measured at MPI_Init, read from a file, or none
+          // (every message priced by the model, as for one node).
+          {"topology",
+           {{"nodes", job.nodes},
+            {"clusters", job.clusters},
+            {"source", job.topology_source},
+            {"network_discovery", job.topology_source == "measured"},
+            {"description", job.topology}}},
           {"model", job.model},
           {"config_file", job.config_file},
           {"rules", job.rules},
@@ -181,7 +186,12 @@ std::string report_text(const json& report) {
       << job.at("nodes") << (job.at("nodes") == 1 ? " node" : " nodes") << " (at most " << job.at("max_ranks_per_node")
       << " per node, " << job.at("cores_per_node") << " cores per node"
       << (job.at("oversubscribed").get<bool>() ? ", oversubscribed" : "") << ")\n";
-  out << "topology: " << report["topology"]["nodes"] << " node(s), planned as one cluster (no network clustering)\n";
+  const json& topology = report["topology"];
+  if (topology.value("description", "").empty())
+    out << "topology: " << topology["nodes"] << " node(s), no network topology (every message priced by the model)\n";
+  else
+    out << "topology (" << topology["source"].get<std::string>() << "): " << topology["description"].get<std::string>()
+        << "\n";
   out << "model: " << report.at("model").get<std::string>() << "\n";
   if (!report.at("config_file").get<std::string>().empty())
     out << "settings file: " << report["config_file"].get<std::string>() << " (" << report["rules"] << (report["rules"] == 1 ? " rule" : " rules") << ")\n";

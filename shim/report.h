@@ -18,6 +18,9 @@ struct JobFacts {
   int max_ranks_per_node = 1;
   long cores_per_node = 0;
   bool oversubscribed = false;
+  std::string topology_source = "none";  // CANOPY_TOPOLOGY: "none", "measured" or "file"
+  std::string topology;                  // planner::describe_topology, or "" when none
+  int clusters = 1;
   std::string model;
   std::string config_file;
   int rules = 0;

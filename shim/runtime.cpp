@@ -6,8 +6,10 @@
 #include <spdlog/spdlog.h>
 
 #include "shim/comm_state.h"
+#include "shim/executor.h"
 #include "shim/model_probe.h"
 #include "shim/report.h"
+#include "shim/topology_probe.h"
 
 namespace canopy::shim {
 
@@ -44,9 +46,16 @@ bool settings_agree(std::uint64_t mine) {
 void discover_nodes(Runtime& rt) {
   MPI_Comm node = MPI_COMM_NULL;
   int local = 1, local_rank = 0;
+  rt.node_leader = rt.world_rank;
   if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
     PMPI_Comm_size(node, &local);
     PMPI_Comm_rank(node, &local_rank);
+    // Key 0 keeps world order: the node's rank 0 is its lowest world rank. For
+    // CANOPY_TOPOLOGY, which would otherwise split again (busy-polling, slow when
+    // oversubscribed); nonblocking and polite for the same reason.
+    MPI_Request request;
+    PMPI_Ibcast(&rt.node_leader, 1, MPI_INT, 0, node, &request);
+    wait_politely(&request);
     PMPI_Comm_free(&node);
   }
   rt.cores_per_node = sysconf(_SC_NPROCESSORS_ONLN);
@@ -58,6 +67,27 @@ void discover_nodes(Runtime& rt) {
   rt.oversubscribed = max[0] != 0;
   rt.max_ranks_per_node = max[1];
   rt.nodes = leaders;
+}
+
+// CANOPY_TOPOLOGY (collective, after the model: links take its reduction and copy
+// costs). Skipped when every call runs natively anyway. A file that cannot be used
+// makes both collectives native, as a bad CANOPY_MODEL does: the user said the network
+// is not one homogeneous cluster, so Canopy's plans without it could be far off.
+void discover_topology(Runtime& rt) {
+  if (rt.settings.always_native(planner::Collective::Reduce) && rt.settings.always_native(planner::Collective::Bcast))
+    return;
+  TopologyProbe probe = probe_topology(rt.settings, rt.model, rt.nodes, rt.node_leader);
+  const bool lead = rt.world_rank == 0;
+  if (probe.failed) {
+    if (lead) rt.log->error("{}", probe.error);
+    rt.settings.reduce_algorithm = rt.settings.bcast_algorithm = "native";
+    rt.settings.rules.clear();
+    return;
+  }
+  rt.topology = std::move(probe.topology);
+  rt.topology_source = probe.source;
+  rt.topology_description = probe.description;
+  if (lead && !probe.summary.empty()) rt.log->info("topology: {}", probe.summary);
 }
 
 }  // namespace
@@ -85,6 +115,7 @@ void initialize(int thread_level) {
   // Only after the ranks agree on the settings: measuring is collective.
   if (rt.settings.model == "measure") rt.model = measure_model();
   else rt.model = rt.settings.model.empty() ? planner::default_model() : planner::parse_model(rt.settings.model);
+  discover_topology(rt);
   if (!rt.settings.schedule_log.empty()) {
     const std::string error = rt.schedule_log.open(rt.settings.schedule_log, rt.world_rank);
     if (!error.empty()) rt.log->error("{}", error);
@@ -119,6 +150,9 @@ void finalize() {
     job.max_ranks_per_node = rt.max_ranks_per_node;
     job.cores_per_node = rt.cores_per_node;
     job.oversubscribed = rt.oversubscribed;
+    job.topology_source = rt.topology_source;
+    job.topology = rt.topology_description;
+    job.clusters = rt.topology ? rt.topology->clusters : 1;
     job.model = rt.model.spec();
     job.config_file = rt.settings.config_file;
     job.rules = static_cast<int>(rt.settings.rules.size());

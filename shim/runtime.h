@@ -15,6 +15,7 @@
 
 #include "config/settings.h"
 #include "planner/cost_model.h"
+#include "planner/topology.h"
 #include "shim/call_stats.h"
 #include "shim/fallback.h"
 #include "shim/schedule_log.h"
@@ -32,7 +33,13 @@ struct Runtime {
   bool oversubscribed = false;
   int nodes = 1;               // shared-memory nodes of MPI_COMM_WORLD
   int max_ranks_per_node = 1;
+  int node_leader = 0;         // world rank of the lowest rank on this rank's node
   long cores_per_node = 0;     // online cores of this rank's node
+  // The network beyond one node (CANOPY_TOPOLOGY; index = world rank), identical on
+  // every rank; null: every message follows `model`.
+  std::shared_ptr<const planner::Topology> topology;
+  std::string topology_source = "none";  // "none", "measured" or "file", for the report
+  std::string topology_description;      // what was found (even one trivial cluster)
   config::Environment effective_settings;  // the CANOPY_* in force, for the report
   std::shared_ptr<spdlog::logger> log;
   ScheduleLog schedule_log;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/schedule_json.h"
+#include "planner/topology_json.h"
 
 namespace canopy::shim {
 
@@ -29,7 +30,7 @@ std::string ScheduleLog::open(const std::string& pattern, int world_rank) {
 }
 
 void ScheduleLog::record(const planner::Schedule& schedule, int comm_size, double predicted_seconds,
-                         const std::string& model_spec) {
+                         const std::string& model_spec, const planner::Topology* topology) {
   if (!file_) return;
   nlohmann::json body = planner::schedule_to_json(schedule);
   const std::string id = schedule_id(schedule);
@@ -48,6 +49,7 @@ void ScheduleLog::record(const planner::Schedule& schedule, int comm_size, doubl
                          {"predicted_s", predicted_seconds},
                          {"model", model_spec},
                          {"schedule", std::move(body)}};
+  if (topology) line["topology"] = planner::topology_to_json(*topology);
   std::fputs(line.dump().c_str(), file_);
   std::fputc('\n', file_);
   std::fflush(file_);

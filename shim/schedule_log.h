@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "planner/schedule.h"
+#include "planner/topology.h"
 #include "shim/call_stats.h"
 
 namespace canopy::shim {
@@ -22,9 +23,10 @@ class ScheduleLog {
   // without it only world rank 0 writes. Returns an error message, or "" on success.
   std::string open(const std::string& pattern, int world_rank);
   bool enabled() const { return file_ != nullptr; }
-  // Appends one line unless this exact schedule was logged already.
+  // Appends one line unless this exact schedule was logged already; with the
+  // communicator's topology when the plan had one ("topology", planner/topology_json.h).
   void record(const planner::Schedule& schedule, int comm_size, double predicted_seconds,
-              const std::string& model_spec);
+              const std::string& model_spec, const planner::Topology* topology = nullptr);
   // Appends one "timing" line: the calls `record` counted on this rank (CANOPY_TIMING).
   void record_timing(const CallRecord& record);
   void close();

@@ -157,7 +157,7 @@ TEST_CASE("config file: unreadable, not JSON, or bad values", "[config]") {
   CHECK(parse_config_text("[1, 2]", "x").errors.at(0).find("is not a JSON object") != std::string::npos);
   CHECK(parse_config_text(R"({"rules": {}})", "x").errors.at(0).find("\"rules\" is not a list") != std::string::npos);
   CHECK(parse_config_text(R"({"CANOPY_MODEL": {"alpha": 1}})", "x").errors.at(0).find(
-            "\"CANOPY_MODEL\"={\"alpha\":1} is not valid (allowed: a string, an integer or a boolean)") != std::string::npos);
+            "\"CANOPY_MODEL\"={\"alpha\":1} is not valid (allowed: a string, a number or a boolean)") != std::string::npos);
   CHECK(parse_config_text(R"({"CANOPY_CONFIG": "other.json"})", "x").errors.at(0).find("cannot name another") !=
         std::string::npos);
 
@@ -168,6 +168,14 @@ TEST_CASE("config file: unreadable, not JSON, or bad values", "[config]") {
   CHECK(r.errors[0].find("CANOPY_SEGMENT_BYTES='lots' (from CANOPY_CONFIG='" + f.path + "') is not valid") == 0);
   REQUIRE(r.warnings.size() == 1);
   CHECK(r.warnings[0].find("unknown setting CANOPY_FROB") != std::string::npos);
+}
+
+TEST_CASE("config file: numbers that are not integers (CANOPY_RHO)", "[config]") {
+  TempFile f(R"({"CANOPY_RHO": 0.35, "CANOPY_PROBE_BYTES": 1048576})");
+  const auto r = parse_settings({{"CANOPY_CONFIG", f.path}});
+  CHECK(r.errors.empty());
+  CHECK(r.settings.rho == 0.35);
+  CHECK(r.settings.probe_bytes == 1048576);
 }
 
 TEST_CASE("config file: ranks with different rules have different fingerprints", "[config]") {

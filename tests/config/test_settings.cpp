@@ -67,6 +67,13 @@ TEST_CASE("settings: a bad value gives one clear error and a safe fallback", "[c
       {"CANOPY_LOG_LEVEL", "loud", "trace, debug, info"},
       {"CANOPY_MODEL", "hockney:alpha=x", "non-negative number"},
       {"CANOPY_MODEL", "telepathy", "default, measure, a model spec"},
+      {"CANOPY_RHO", "0", "a number > 0 and <= 10"},
+      {"CANOPY_RHO", "10.5", "a number > 0 and <= 10"},
+      {"CANOPY_RHO", "0.2x", "a number > 0 and <= 10"},
+      {"CANOPY_RHO", "nan", "a number > 0 and <= 10"},
+      {"CANOPY_PROBE_BYTES", "0", "an integer from 1 to 67108864"},
+      {"CANOPY_PROBE_BYTES", "67108865", "an integer from 1 to 67108864"},
+      {"CANOPY_PROBE_BYTES", "64k", "an integer from 1 to 67108864"},
   };
   for (const Case& c : cases) {
     INFO(c.var << "=" << c.value);
@@ -85,6 +92,28 @@ TEST_CASE("settings: a bad value gives one clear error and a safe fallback", "[c
   CHECK(seg.reduce_algorithm == "native");
   CHECK(seg.bcast_algorithm == "native");
   CHECK(parse_settings({{"CANOPY_LOG_LEVEL", "loud"}}).settings.log_level == "warn");
+}
+
+TEST_CASE("settings: CANOPY_TOPOLOGY, CANOPY_RHO and CANOPY_PROBE_BYTES", "[config]") {
+  const auto defaults = parse_settings({}).settings;
+  CHECK(defaults.topology == "auto");
+  CHECK(defaults.rho == 0.2);
+  CHECK(defaults.probe_bytes == 65536);
+  const auto r = parse_settings(
+      {{"CANOPY_TOPOLOGY", "/etc/sites.json"}, {"CANOPY_RHO", "10"}, {"CANOPY_PROBE_BYTES", "1"}});
+  CHECK(r.errors.empty());
+  CHECK(r.settings.topology == "/etc/sites.json");  // read at MPI_Init, not here
+  CHECK(r.settings.rho == 10);
+  CHECK(r.settings.probe_bytes == 1);
+  CHECK(parse_settings({{"CANOPY_TOPOLOGY", "none"}}).settings.topology == "none");
+  CHECK(parse_settings({{"CANOPY_PROBE_BYTES", "67108864"}}).settings.probe_bytes == 67108864);
+  // Bad values keep the defaults; an empty topology means none.
+  CHECK(parse_settings({{"CANOPY_RHO", "-1"}}).settings.rho == 0.2);
+  CHECK(parse_settings({{"CANOPY_PROBE_BYTES", "0"}}).settings.probe_bytes == 65536);
+  const auto empty = parse_settings({{"CANOPY_TOPOLOGY", ""}});
+  REQUIRE(empty.errors.size() == 1);
+  CHECK(empty.errors[0].find("CANOPY_TOPOLOGY='' is not valid (allowed: auto, none, or a path") != std::string::npos);
+  CHECK(empty.settings.topology == "none");
 }
 
 TEST_CASE("settings: unknown CANOPY_ names are reported, others ignored", "[config]") {

@@ -52,7 +52,8 @@ endforeach()
 # A bad setting: exactly one line naming the variable, the value and what is
 # allowed (from rank 0 only), and native MPI gives right results.
 set(expect ${shim_tests}/expect_output.sh)
-foreach(setting "CANOPY_REDUCE_ALGO=fastest" "CANOPY_SEGMENT_BYTES=lots" "CANOPY_MODEL=/no/such/model")
+foreach(setting "CANOPY_REDUCE_ALGO=fastest" "CANOPY_SEGMENT_BYTES=lots" "CANOPY_MODEL=/no/such/model"
+                "CANOPY_RHO=0" "CANOPY_PROBE_BYTES=0")
   string(REGEX REPLACE "=.*" "" var "${setting}")
   string(REGEX REPLACE ".*=" "" value "${setting}")
   add_test(NAME "mpi preload: bad setting ${var}"
@@ -223,3 +224,73 @@ endforeach()
 # after the warm-up stays under 2 MiB, freed communicators release Canopy's state.
 canopy_add_mpi_test(NAME "mpi native: soak np2" TARGET soak NP 2 TIMEOUT 300)
 canopy_add_mpi_test(NAME "mpi preload: soak np2" TARGET soak NP 2 PRELOAD TIMEOUT 300)
+
+# ---- CANOPY_TOPOLOGY: a topology file, and what discovery logs -----------------------
+# three_sites.json: 5 ranks as 3 sites on 3 nodes (0,1 | 2,3 | 4), slow links between
+# the sites and rank 2 sending at half speed; three_sites_np4.json: 4 ranks (0,1 | 2 | 3)
+# whose s1-s2 link is left out, so Canopy measures it at MPI_Init. Both claim nodes this
+# machine does not have: the planner then prices messages between the "sites" by the
+# file's links, and the topology-aware algorithms plan across them. (Discovery on
+# several real nodes runs in the test bed: tools/testbed, "testbed: ..." tests.)
+set(sites5 ${shim_tests}/three_sites.json)
+set(sites4 ${shim_tests}/three_sites_np4.json)
+canopy_add_mpi_test(NAME "mpi preload: topology file reduce_matrix np5" TARGET reduce_matrix NP 5 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites5} ARGS --no-pmpi --counts=0,1,7,1000)
+canopy_add_mpi_test(NAME "mpi preload: topology file bcast_matrix np5" TARGET bcast_matrix NP 5 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites5})
+canopy_add_mpi_test(NAME "mpi preload: topology file differential np4" TARGET differential NP 4 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites4} ARGS --cases=60 --seed=4242 LABELS differential)
+canopy_add_mpi_test(NAME "mpi preload: topology file differential np5 seg 1000" TARGET differential NP 5 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites5} CANOPY_SEGMENT_BYTES=1000 ARGS --cases=40 --seed=4343
+                    LABELS differential)
+# Every topology-aware algorithm forced in turn (the list from canopy-info, filtered by
+# name: snf, hierarchical, grid-*), on the programs that check results themselves.
+set(topology_algos "(snf|hierarchical|grid-[a-z-]+)")
+foreach(case "reduce_matrix;5;${sites5};^reduce ${topology_algos}$;--no-pmpi;--counts=0,1,7,1000"
+             "bcast_matrix;5;${sites5};^bcast ${topology_algos}$"
+             "differential;4;${sites4};^(reduce|bcast) ${topology_algos}$;--cases=25;--seed=4444")
+  list(POP_FRONT case prog np file filter)
+  set(name "mpi preload: topology file each topology-aware algorithm: ${prog} np${np}")
+  add_test(NAME "${name}"
+           COMMAND ${shim_tests}/each_algorithm.sh $<TARGET_FILE:canopy-info> ${MPIEXEC_EXECUTABLE} ${np}
+                   -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} $<TARGET_FILE:${prog}> ${case})
+  set_tests_properties("${name}" PROPERTIES
+                       ENVIRONMENT "CANOPYTEST_EXPECT_INTERCEPT=1;CANOPY_TOPOLOGY=${file};CANOPYTEST_ALGORITHMS=${filter}"
+                       LABELS "mpi;preload" TIMEOUT 300)
+endforeach()
+# With info logging rank 0 says once what it found (3 clusters, and for the 4-rank file
+# the link it measured), and auto plans with it.
+# (The patterns use "." for the log's semicolons, which CMake lists would split at.)
+foreach(case "5;${sites5};topology: 5 ranks on 3 nodes in 3 clusters: s0 = ranks 0-1. s1 = ranks 2-3. s2 = ranks 4. .* no link measured. .*discovery took"
+             "4;${sites4};topology: 4 ranks on 3 nodes in 3 clusters: .* measured links s1-s2 \\(ranks 2-3\\). .*discovery took")
+  list(POP_FRONT case np file regex)
+  add_test(NAME "mpi preload: topology file logged np${np}"
+           COMMAND ${expect} 1 1 "^canopy\\[0\\] info: ${regex}" --
+                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n ${np} $<TARGET_FILE:log_calls>)
+  set_tests_properties("mpi preload: topology file logged np${np}" PROPERTIES
+                       ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=${file}" LABELS "mpi;preload" TIMEOUT 120)
+endforeach()
+add_test(NAME "mpi preload: topology file used by auto np5"
+         COMMAND ${expect} 1 1000 "new schedule: .*: (snf|hierarchical|grid-[a-z-]+)," --
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 5 $<TARGET_FILE:log_calls>)
+set_tests_properties("mpi preload: topology file used by auto np5" PROPERTIES
+                     ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=${sites5}" LABELS "mpi;preload" TIMEOUT 120)
+# A file that cannot be used (missing; describing 5 ranks for 3): exactly one error
+# line naming CANOPY_TOPOLOGY, the path and the reason; both collectives then run
+# natively (counted as algorithm-native) with right results.
+foreach(case "missing;${shim_tests}/no_such_topology.json;cannot read topology file"
+             "wrong size;${sites5};it describes 5 ranks and MPI_COMM_WORLD has 3")
+  list(POP_FRONT case title file reason)
+  add_test(NAME "mpi preload: topology file bad ${title}"
+           COMMAND ${expect} 1 1 "CANOPY_TOPOLOGY='${file}' is not valid: .*${reason}.*native MPI_Reduce and MPI_Bcast run" --
+                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>
+                   --expect=reduce:algorithm-native,bcast:algorithm-native)
+  set_tests_properties("mpi preload: topology file bad ${title}" PROPERTIES ENVIRONMENT "CANOPY_TOPOLOGY=${file}"
+                       LABELS "mpi;preload" TIMEOUT 120)
+endforeach()
+# auto on one node: nothing to discover, nothing logged about a topology.
+add_test(NAME "mpi preload: topology auto on one node logs none"
+         COMMAND ${expect} 0 0 "topology" --
+                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:log_calls>)
+set_tests_properties("mpi preload: topology auto on one node logs none" PROPERTIES
+                     ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=auto" LABELS "mpi;preload" TIMEOUT 120)

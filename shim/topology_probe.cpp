@@ -1,0 +1,426 @@
+#include "shim/topology_probe.h"
+
+#include <hwloc.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/cluster.h"
+#include "planner/describe.h"
+#include "planner/topology_json.h"
+#include "shim/executor.h"
+
+namespace canopy::shim {
+
+namespace {
+
+using Pair = std::pair<int, int>;  // two ranks of a communicator: the first pings, the second echoes
+
+constexpr int kSmall = 8;    // bytes: the latency probe of every link
+constexpr int kRepeats = 5;  // measured round trips per pair and size, at most
+// A pair stops repeating once its round trips took this long (at least one measured
+// after the warm-up). So the distance matrix of N nodes costs at most about
+// N(N-1)/2 x max(50 ms, 2 probe round trips): a second for 6 nodes on slow links, far
+// less on a fast network (6 round trips per pair); the link probes add C(C-1)/2 + C
+// pairs of 8-byte round trips.
+constexpr double kPairSeconds = 0.05;
+constexpr int kTagPing = 1, kTagStop = 2;
+
+void wait(MPI_Request request) { wait_politely(&request); }
+
+// Half the best round trip of `bytes` to `peer`, after one warm-up round trip (which
+// also pays for connecting); then tells the peer to stop echoing.
+double ping(MPI_Comm comm, int peer, char* buffer, int bytes) {
+  double best = 1e300;
+  const double start = PMPI_Wtime();
+  for (int round = 0; round <= kRepeats; ++round) {
+    MPI_Request r;
+    const double t0 = PMPI_Wtime();
+    PMPI_Isend(buffer, bytes, MPI_BYTE, peer, kTagPing, comm, &r);
+    wait(r);
+    PMPI_Irecv(buffer, bytes, MPI_BYTE, peer, kTagPing, comm, &r);
+    wait(r);
+    const double now = PMPI_Wtime();
+    if (round > 0) best = std::min(best, (now - t0) / 2);
+    if (round > 0 && now - start > kPairSeconds) break;
+  }
+  MPI_Request r;
+  PMPI_Isend(buffer, 0, MPI_BYTE, peer, kTagStop, comm, &r);
+  wait(r);
+  return best;
+}
+
+// The other side of ping(): echoes until told to stop (the pinger alone decides how
+// many round trips, since only it reads the clock).
+void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
+  for (;;) {
+    MPI_Request r;
+    MPI_Status status;
+    PMPI_Irecv(buffer, bytes, MPI_BYTE, peer, MPI_ANY_TAG, comm, &r);
+    wait_politely(&r, &status);
+    if (status.MPI_TAG == kTagStop) return;
+    PMPI_Isend(buffer, bytes, MPI_BYTE, peer, kTagPing, comm, &r);
+    wait(r);
+  }
+}
+
+// One-way seconds of every pair at every size, as [pair * sizes + size] on rank 0 of
+// `comm` (zeros elsewhere). One pair at a time, a polite barrier between pairs, so no
+// two measurements share a link. Collective over `comm`.
+std::vector<double> measure_pairs(MPI_Comm comm, const std::vector<Pair>& pairs, const std::vector<int>& sizes) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  const std::size_t n = sizes.size();
+  std::vector<double> mine(pairs.size() * n, 0.0), all(mine.size(), 0.0);
+  std::vector<char> buffer;
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const auto [a, b] = pairs[k];
+    if (rank == a || rank == b) {
+      if (buffer.empty()) buffer.assign(*std::max_element(sizes.begin(), sizes.end()), 1);
+      for (std::size_t s = 0; s < n; ++s) {
+        if (rank == a) mine[k * n + s] = ping(comm, b, buffer.data(), sizes[s]);
+        else echo(comm, a, buffer.data(), sizes[s]);
+      }
+    }
+    MPI_Request r;
+    PMPI_Ibarrier(comm, &r);
+    wait(r);
+  }
+  if (!mine.empty()) {
+    MPI_Request r;
+    PMPI_Ireduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, 0, comm, &r);
+    wait(r);
+  }
+  return all;
+}
+
+// `values` from rank 0 of `comm` to all, length first.
+void share_ints(MPI_Comm comm, std::vector<int>& values) {
+  int n = static_cast<int>(values.size());
+  MPI_Request r;
+  PMPI_Ibcast(&n, 1, MPI_INT, 0, comm, &r);
+  wait(r);
+  values.resize(n);
+  if (n == 0) return;
+  PMPI_Ibcast(values.data(), n, MPI_INT, 0, comm, &r);
+  wait(r);
+}
+
+// The node of every rank of `comm` (a duplicate of MPI_COMM_WORLD), numbered in order
+// of first rank, from every rank's node leader (gathered to all).
+std::vector<int> node_of_ranks(MPI_Comm comm, int leader) {
+  int size = 1;
+  PMPI_Comm_size(comm, &size);
+  std::vector<int> leaders(size);
+  MPI_Request r;
+  PMPI_Iallgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm, &r);
+  wait(r);
+  std::map<int, int> index;
+  std::vector<int> node_of(size);
+  for (int q = 0; q < size; ++q) node_of[q] = index.emplace(leaders[q], static_cast<int>(index.size())).first->second;
+  return node_of;
+}
+
+// The logical index of the one object of `type` whose CPUs contain `set`; -1 if none.
+int containing(hwloc_topology_t topo, hwloc_obj_type_t type, hwloc_const_bitmap_t set) {
+  const int n = hwloc_get_nbobjs_by_type(topo, type);
+  for (int i = 0; i < n; ++i) {
+    hwloc_obj_t obj = hwloc_get_obj_by_type(topo, type, i);
+    if (obj && obj->cpuset && hwloc_bitmap_isincluded(set, obj->cpuset)) return static_cast<int>(obj->logical_index);
+  }
+  return -1;
+}
+
+// This process's package and NUMA node: those containing its CPU binding, -1 when it
+// is not bound (bound to every CPU it may use), spans several, or hwloc fails. For the
+// log: planner::Topology has no socket level, since messages between the packages of
+// one node still go through shared memory, which the base model prices.
+std::vector<int> placement() {
+  std::vector<int> out = {-1, -1};
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return out;
+  hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);  // not needed: load faster
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (set && hwloc_topology_load(topo) == 0 && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0 &&
+      !hwloc_bitmap_iszero(set) && !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), set)) {
+    out[0] = containing(topo, HWLOC_OBJ_PACKAGE, set);
+    out[1] = containing(topo, HWLOC_OBJ_NUMANODE, set);
+  }
+  hwloc_bitmap_free(set);
+  hwloc_topology_destroy(topo);
+  return out;
+}
+
+// Every rank's placement, on rank 0 as "packages 0,0,1,1 NUMA 0,0,1,1".
+std::string gather_placement(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  std::vector<int> mine = placement(), all(rank == 0 ? 2 * size : 0);
+  MPI_Request r;
+  PMPI_Igather(mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT, 0, comm, &r);
+  wait(r);
+  if (rank != 0) return "";
+  if (std::all_of(all.begin(), all.end(), [](int x) { return x < 0; }))
+    return "ranks not bound to one package";
+  auto list = [&](int field) {
+    std::string out;
+    for (int q = 0; q < size && q < 64; ++q) out += (q ? "," : "") + std::to_string(all[2 * q + field]);
+    return size > 64 ? out + ",..." : out;
+  };
+  return "package per rank " + list(0) + " (NUMA node " + list(1) + ", -1: unbound or spanning several)";
+}
+
+// The Hockney link of one-way times at 8 bytes and at `probe` bytes; reductions and
+// copies as in `base`, full duplex, overlapping computation (as measure_model()).
+planner::CostModel link_model(double small, double large, std::int64_t probe, const planner::CostModel& base) {
+  // A probe no larger than 8 bytes gives no slope: latency only.
+  const double beta = probe > kSmall ? std::max(0.0, (large - small) / static_cast<double>(probe - kSmall)) : 0.0;
+  planner::CostModel m = planner::hockney_model(probe > kSmall ? small : std::min(small, large), beta, base.gamma);
+  m.copy_per_byte = base.copy_per_byte;
+  m.duplex = planner::Duplex::Full;
+  m.overlap = true;
+  return m;
+}
+
+std::string milliseconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", s * 1e3);
+  return text;
+}
+
+std::string matrix_text(const std::vector<std::vector<double>>& d) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    out += i ? "; " : "";
+    for (std::size_t j = 0; j < d[i].size(); ++j) out += (j ? " " : "") + milliseconds(d[i][j]);
+  }
+  return out + "]";
+}
+
+// Clusters numbered in order of first node (what planner::Topology requires).
+std::vector<int> renumbered(std::vector<int> labels) {
+  std::map<int, int> index;
+  for (int& l : labels) l = index.emplace(l, static_cast<int>(index.size())).first->second;
+  return labels;
+}
+
+// CANOPY_TOPOLOGY=auto: the node leaders measure the distance matrix, rank 0 clusters
+// it, then the leaders measure one link per cluster and per pair of clusters. Rank 0
+// of `comm` ends with the topology in `t` and what it measured in `detail`.
+void measure_network(MPI_Comm comm, const config::Settings& s, const planner::CostModel& base,
+                     const std::vector<int>& node, planner::Topology& t, std::string& detail) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  // The first rank of every node, in node order: a leader's rank in `leaders` is its
+  // node's number. Only the leaders create it; the others go straight to waiting for
+  // rank 0's result.
+  std::vector<int> first;
+  for (int r = 0; r < static_cast<int>(node.size()); ++r)
+    if (node[r] == static_cast<int>(first.size())) first.push_back(r);
+  if (first[node[rank]] != rank) return;
+  const int N = static_cast<int>(first.size());
+  MPI_Group all = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+  PMPI_Comm_group(comm, &all);
+  PMPI_Group_incl(all, N, first.data(), &group);
+  MPI_Comm leaders = MPI_COMM_NULL;
+  PMPI_Comm_create_group(comm, group, 0, &leaders);
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&all);
+  std::vector<Pair> pairs;
+  for (int i = 0; i < N; ++i)
+    for (int j = i + 1; j < N; ++j) pairs.emplace_back(i, j);
+  const int probe = static_cast<int>(s.probe_bytes);
+  const std::vector<double> probe_times = measure_pairs(leaders, pairs, {probe});
+  std::vector<std::vector<double>> distance(N, std::vector<double>(N, 0.0));
+  std::vector<int> cluster;
+  if (rank == 0) {
+    for (std::size_t k = 0; k < pairs.size(); ++k)
+      distance[pairs[k].first][pairs[k].second] = distance[pairs[k].second][pairs[k].first] = probe_times[k];
+    try {
+      cluster = renumbered(planner::lowekamp_clusters(distance, s.rho));
+      const std::vector<int> split = planner::split_unequal_clusters(distance, cluster, s.rho);
+      const int before = *std::max_element(cluster.begin(), cluster.end()) + 1;
+      const int after = *std::max_element(split.begin(), split.end()) + 1;
+      if (after != before)
+        detail = "Lowekamp's " + std::to_string(before) + " clusters split to " + std::to_string(after) +
+                 " (nodes unequally far from other clusters); ";
+      cluster = split;
+    } catch (const std::invalid_argument& e) {
+      // Not expected from measured times; every node its own cluster is still exact.
+      detail = std::string("clustering failed (") + e.what() + "); ";
+      cluster.assign(N, 0);
+      for (int n = 0; n < N; ++n) cluster[n] = n;
+    }
+  }
+  share_ints(leaders, cluster);
+  const int C = *std::max_element(cluster.begin(), cluster.end()) + 1;
+  // 004 section 4.1.3: one sample per cluster (two of its nodes) and per pair of
+  // clusters (their first nodes), links taken as symmetric: C(C-1)/2 + C at most.
+  std::vector<std::vector<int>> members(C);
+  for (int n = 0; n < N; ++n) members[cluster[n]].push_back(n);
+  std::vector<Pair> links;
+  for (int c = 0; c < C; ++c)
+    if (members[c].size() >= 2) links.emplace_back(members[c][0], members[c][1]);
+  for (int a = 0; a < C; ++a)
+    for (int b = a + 1; b < C; ++b) links.emplace_back(members[a][0], members[b][0]);
+  const std::vector<double> small_times = measure_pairs(leaders, links, {kSmall});
+  PMPI_Comm_free(&leaders);
+  if (rank != 0) return;
+
+  t.node = node;
+  for (int n : node) t.cluster.push_back(cluster[n]);
+  t.clusters = C;
+  // A cluster of one node never carries a message between two of its nodes; its own
+  // link keeps the base model.
+  t.links.assign(static_cast<std::size_t>(C) * C, base);
+  for (std::size_t k = 0; k < links.size(); ++k) {
+    const auto [x, y] = links[k];
+    const planner::CostModel m = link_model(small_times[k], distance[x][y], probe, base);
+    t.links[cluster[x] * C + cluster[y]] = t.links[cluster[y] * C + cluster[x]] = m;
+  }
+  detail += "one-way times between nodes (ms, " + std::to_string(probe) + " B): " + matrix_text(distance);
+}
+
+// CANOPY_TOPOLOGY=FILE: rank 0 reads the file; the links it leaves out are measured
+// like the others (between the first ranks of the two clusters; for a cluster's own
+// link, between its first two nodes). Rank 0 ends with the topology in `t`, or the
+// reason it cannot be used.
+std::string read_file(MPI_Comm comm, const config::Settings& s, const planner::CostModel& base,
+                      const std::vector<int>& node, planner::Topology& t, std::string& detail) {
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  std::string error;
+  planner::TopologyFile file;
+  // Flattened: cluster a, cluster b, rank x, rank y for every link to measure.
+  std::vector<int> plan;
+  if (rank == 0) {
+    try {
+      file = planner::read_topology_file(s.topology, node);
+      if (file.topology.nranks() != size)
+        throw std::invalid_argument("it describes " + std::to_string(file.topology.nranks()) +
+                                    " ranks and MPI_COMM_WORLD has " + std::to_string(size));
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    if (error.empty()) {
+      const planner::Topology& f = file.topology;
+      std::set<Pair> unordered;
+      for (const auto& [a, b] : file.missing) unordered.emplace(std::min(a, b), std::max(a, b));
+      for (const auto& [a, b] : unordered) {
+        const std::vector<int> in_a = f.members(a), in_b = f.members(b);
+        int y = -1;
+        for (int r : in_b)
+          if (f.node[r] != f.node[in_a[0]]) {
+            y = r;
+            break;
+          }
+        if (y < 0) continue;  // a cluster of one node: its own link is never used
+        plan.insert(plan.end(), {a, b, in_a[0], y});
+      }
+    }
+  }
+  share_ints(comm, plan);
+  std::vector<Pair> pairs;
+  for (std::size_t i = 0; i < plan.size(); i += 4) pairs.emplace_back(plan[i + 2], plan[i + 3]);
+  const int probe = static_cast<int>(s.probe_bytes);
+  const std::vector<double> times = measure_pairs(comm, pairs, {kSmall, probe});
+  if (rank != 0 || !error.empty()) return error;
+
+  t = file.topology;
+  const auto missing = [&](int a, int b) {
+    return std::find(file.missing.begin(), file.missing.end(), Pair(a, b)) != file.missing.end();
+  };
+  std::string measured;
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const int a = plan[4 * k], b = plan[4 * k + 1];
+    const planner::CostModel m = link_model(times[2 * k], times[2 * k + 1], probe, base);
+    for (const Pair& ab : {Pair(a, b), Pair(b, a)})
+      if (missing(ab.first, ab.second)) t.links[ab.first * t.clusters + ab.second] = m;
+    measured += (measured.empty() ? "" : ", ") + t.labels[a] + (a == b ? "" : "-" + t.labels[b]) + " (ranks " +
+                std::to_string(pairs[k].first) + "-" + std::to_string(pairs[k].second) + ")";
+  }
+  detail = "from " + s.topology + (measured.empty() ? "; no link measured" : "; measured links " + measured);
+  return "";
+}
+
+// Rank 0's status and topology text to every rank of `comm`.
+void share_text(MPI_Comm comm, int& status, std::string& text) {
+  long long header[2] = {status, static_cast<long long>(text.size())};
+  MPI_Request r;
+  PMPI_Ibcast(header, 2, MPI_LONG_LONG, 0, comm, &r);
+  wait(r);
+  status = static_cast<int>(header[0]);
+  text.resize(static_cast<std::size_t>(header[1]));
+  if (text.empty()) return;
+  PMPI_Ibcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, comm, &r);
+  wait(r);
+}
+
+}  // namespace
+
+TopologyProbe probe_topology(const config::Settings& s, const planner::CostModel& base, int nodes, int node_leader) {
+  TopologyProbe out;
+  const bool from_file = s.topology != "auto" && s.topology != "none";
+  if (s.topology == "none" || (!from_file && nodes <= 1)) return out;
+  const double start = PMPI_Wtime();
+  // A private communicator: no match with the application's messages. Nonblocking, as
+  // MPICH's blocking collectives busy-poll (80 ms for a Comm_split_type at 4 ranks on 2
+  // cores, hence the node leader from discover_nodes).
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Request dup;
+  PMPI_Comm_idup(MPI_COMM_WORLD, &comm, &dup);
+  wait(dup);
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  const std::vector<int> node = node_of_ranks(comm, node_leader);
+  const std::string placed = gather_placement(comm);
+  planner::Topology t;
+  std::string detail;
+  std::string error = from_file ? read_file(comm, s, base, node, t, detail) : "";
+  if (!from_file) measure_network(comm, s, base, node, t, detail);
+  int status = 0;
+  std::string text;
+  if (rank == 0 && error.empty()) try {
+      planner::check_topology(t);
+      text = planner::topology_to_json(t).dump();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  if (rank == 0) status = error.empty() ? 0 : 1;
+  share_text(comm, status, text);
+  PMPI_Comm_free(&comm);
+
+  out.source = from_file ? "file" : "measured";
+  try {
+    // Every rank reads the same text, rank 0 included: identical topologies everywhere.
+    if (status == 0) {
+      auto shared = std::make_shared<planner::Topology>(planner::topology_from_json(nlohmann::json::parse(text)).topology);
+      const bool trivial = shared->nodes() == 1 && shared->clusters == 1 && shared->slowdown.empty();
+      out.description = planner::describe_topology(*shared);
+      if (rank == 0)
+        out.summary = out.description + "; " + detail + "; " + placed + "; discovery took " +
+                      planner::format_seconds(PMPI_Wtime() - start);
+      if (!trivial) out.topology = std::move(shared);
+      return out;
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  out.failed = true;
+  if (rank == 0)
+    out.error = "CANOPY_TOPOLOGY='" + s.topology + "' is not valid: " + error +
+                " (allowed: auto, none, or a path to a JSON topology file); native MPI_Reduce and MPI_Bcast run";
+  return out;
+}
+
+}  // namespace canopy::shim
