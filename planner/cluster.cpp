@@ -149,4 +149,29 @@ std::vector<int> lowekamp_clusters(const Matrix& distance, double rho) {
   return number_by_first_node(n, subnets);
 }
 
+std::vector<int> split_unequal_clusters(const Matrix& d, const std::vector<int>& clusters, double rho) {
+  check_input(d, rho);
+  const int n = static_cast<int>(d.size());
+  if (static_cast<int>(clusters.size()) != n)
+    throw std::invalid_argument("clustering: " + std::to_string(clusters.size()) + " cluster labels for " +
+                                std::to_string(n) + " nodes");
+  const auto alike = [&](int a, int b) {
+    for (int k = 0; k < n; ++k) {
+      if (clusters[k] == clusters[a] || d[a][k] <= 0 || d[b][k] <= 0) continue;  // 0: not measured
+      if (std::max(d[a][k], d[b][k]) > (1 + rho) * std::min(d[a][k], d[b][k])) return false;
+    }
+    return true;
+  };
+  std::vector<int> out(n, -1), firsts;  // firsts: the first node of every group so far
+  for (int a = 0; a < n; ++a) {
+    for (int g = 0; g < static_cast<int>(firsts.size()) && out[a] < 0; ++g)
+      if (clusters[firsts[g]] == clusters[a] && alike(a, firsts[g])) out[a] = g;
+    if (out[a] < 0) {
+      out[a] = static_cast<int>(firsts.size());
+      firsts.push_back(a);
+    }
+  }
+  return out;  // groups open in node order, so they are numbered in order of first node
+}
+
 }  // namespace canopy::planner

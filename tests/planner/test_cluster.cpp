@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -227,4 +228,36 @@ TEST_CASE("Lowekamp: bad matrices and tolerances are named", "[cluster]") {
   }
   CHECK(error_of(ok, 10) == "accepted");
   CHECK(error_of(ok, 1e-9) == "accepted");
+}
+
+TEST_CASE("Split: one node per site, as on the test bed, gives a cluster per site", "[cluster]") {
+  // canopy-testbed's default with one MPI node per site: the 64 KiB probe times the
+  // node leaders measured there (ms). Lowekamp merges the closest pair, s1 and s2,
+  // although s0 sees them 2.8 and 10.9 ms away; the split separates them.
+  const Matrix d = {{0, 2.77, 10.9}, {2.77, 0, 1.17}, {10.9, 1.17, 0}};
+  const std::vector<int> lowekamp = lowekamp_clusters(d, 0.20);
+  CHECK(lowekamp == std::vector<int>{0, 1, 1});
+  CHECK(split_unequal_clusters(d, lowekamp, 0.20) == std::vector<int>{0, 1, 2});
+}
+
+TEST_CASE("Split: clusters that are equally far from the rest stay whole", "[cluster]") {
+  const std::vector<int> site = table4_sites();
+  const Matrix d = table4_matrix(site);
+  CHECK(split_unequal_clusters(d, lowekamp_clusters(d, 0.30), 0.30) == site);
+  // Splitting never merges: everything apart stays apart.
+  std::vector<int> singletons(site.size());
+  std::iota(singletons.begin(), singletons.end(), 0);
+  CHECK(split_unequal_clusters(d, singletons, 0.30) == singletons);
+  // One cluster of everything breaks up into Table 4's sites, except that nodes
+  // outside any other cluster cannot be told apart by the rule: the two single
+  // IDPOT machines see the rest alike and stay in one group.
+  const std::vector<int> split = split_unequal_clusters(d, std::vector<int>(site.size(), 0), 0.30);
+  for (std::size_t a = 0; a < site.size(); ++a)
+    for (std::size_t b = 0; b < site.size(); ++b)
+      if (site[a] == site[b]) CHECK(split[a] == split[b]);
+}
+
+TEST_CASE("Split: bad input is named", "[cluster]") {
+  CHECK_THROWS_WITH(split_unequal_clusters({{0, 1}, {1, 0}}, {0}, 0.2), Catch::Contains("1 cluster labels for 2 nodes"));
+  CHECK_THROWS_WITH(split_unequal_clusters({{0, 1}, {1, 0}}, {0, 0}, 0), Catch::Contains("rho"));
 }
