@@ -19,6 +19,17 @@
 
 namespace canopy::planner::testing {
 
+// Counts loop failures and keeps the first few, so a sweep over thousands of
+// instances is one assertion that still names what failed.
+struct Sweep {
+  int failures = 0;
+  std::string first;
+  void check(bool ok, const std::string& what) {
+    if (ok) return;
+    if (failures++ < 3) first += what + "\n";
+  }
+};
+
 // ceil(log2 p) for p >= 1, in integers (no floating-point rounding at powers of two).
 inline int ceil_log2(int p) {
   int k = 0;

@@ -17,8 +17,10 @@
 #include "planner/simulate.h"
 #include "planner/tree.h"
 #include "planner/validate.h"
+#include "support.h"
 
 using namespace canopy::planner;
+using canopy::planner::testing::Sweep;
 namespace cn = canopy::planner::canon;
 
 namespace {
@@ -154,16 +156,6 @@ double replay(const cn::ReductionTree& t, double d, double c, std::string& why) 
   return done[sink];
 }
 
-// Counts loop failures and reports the first few, so a sweep over thousands of
-// cases is one assertion.
-struct Sweep {
-  int failures = 0;
-  std::string first;
-  void check(bool ok, const std::string& what) {
-    if (ok) return;
-    if (failures++ < 3) first += what + "\n";
-  }
-};
 
 }  // namespace
 

@@ -34,16 +34,6 @@ std::string show(const std::vector<double>& times) {
   return out.str();
 }
 
-// Counts loop failures and keeps the first few, so a sweep over many instances is
-// one assertion that still names what failed.
-struct Sweep {
-  int failures = 0;
-  std::string first;
-  void check(bool ok, const std::string& what) {
-    if (ok) return;
-    if (failures++ < 3) first += what + "\n";
-  }
-};
 
 // Fixed seeds: every run tests the same instances.
 std::mt19937 rng_for(unsigned salt) { return std::mt19937(20020 + salt); }

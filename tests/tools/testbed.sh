@@ -3,7 +3,8 @@
 # (200, 50 and 500 Mbit/s), checks that every link carries its configured rate within
 # 30% (which also shows that traffic between sites does not go through shared memory),
 # runs canopy-demo across the sites with libcanopy.so preloaded (it prints CHECK OK
-# when every reduce and broadcast was right) and checks that nothing of the run is left.
+# when every reduce and broadcast was right), checks that Canopy discovered the three
+# sites as three clusters, and that nothing of the run is left.
 # Exits 77 (CTest: skipped) where network namespaces cannot be made: not root, no
 # CAP_NET_ADMIN (a container), no iproute2.
 #
@@ -29,7 +30,7 @@ fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$testbed" --check --check-seconds 0.3 --pingpong "$pingpong" --preload "$lib" --timeout 45 \
+CANOPY_LOG_LEVEL=info "$testbed" --check --check-seconds 0.3 --pingpong "$pingpong" --preload "$lib" --timeout 45 \
   -- "$demo" --sizes 8,65536,1048576 --seconds 0.2 2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
 # canopy-demo prints CHECK OK last and exits 0 after it; a non-zero status after
@@ -48,7 +49,12 @@ grep -q '^testbed: check s0 -> s2  configured      50 Mbit/s' "$out" || fail "th
 # (b) reduce and broadcast through the test bed with Canopy preloaded are right.
 grep -q '^CHECK OK (6 ranks, 0 wrong results)' "$out" || fail "canopy-demo did not print CHECK OK for 6 ranks"
 grep -q '^RESULT MPI_Reduce 1048576 ' "$out" || fail "no 1 MiB MPI_Reduce timing"
-# (c) nothing of the run is left behind.
+# (c) Canopy found the three sites as three clusters without being told (CANOPY_TOPOLOGY
+# defaults to auto), and auto planned for them.
+grep -q '^canopy\[0\] info: topology: 6 ranks on 3 nodes in 3 clusters' "$out" ||
+  fail "Canopy did not report the 3 sites as 3 clusters"
+grep -q 'ranks 0-1; .* ranks 2-3; .* ranks 4-5' "$out" || fail "the clusters are not the sites (ranks 0-1, 2-3, 4-5)"
+# (d) nothing of the run is left behind.
 id=$(sed -n 's/^testbed: run \([0-9a-f]\{4\}\):.*/\1/p' "$out")
 if [ -z "$id" ]; then
   fail "no run id in the output"

@@ -10,7 +10,7 @@
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: mpiexec -n N canopy-demo [--sizes B,B,...] [--seconds S] [--root R]\n"
+          "usage: mpiexec -n N canopy-demo [--sizes B,B,...] [--seconds S] [--warmup N] [--root R]\n"
           "\n"
           "Times MPI_Reduce (MPI_SUM of doubles) and MPI_Bcast for each message size and\n"
           "checks every result. Prints one line per measurement:\n"
@@ -18,6 +18,8 @@ static void usage(FILE* out) {
           "\n"
           "  --sizes B,...   message sizes in bytes (default 8,1048576)\n"
           "  --seconds S     time budget per measurement (default 0.5)\n"
+          "  --warmup N      untimed calls of each collective and size first (default 10:\n"
+          "                  more than Canopy's auto needs to try its candidates)\n"
           "  --root R        root rank (default 0)\n"
           "  --help          this text\n"
           "\n"
@@ -36,10 +38,16 @@ static int compare_doubles(const void* a, const void* b) {
  * to about 50 ms so that the harness's own synchronisation, native MPI that may
  * busy-poll on an oversubscribed machine, weighs little on the result. */
 static double time_collective(int is_reduce, double* send, double* recv, int count, int root, double budget,
-                              int* calls_out) {
+                              int warmup, int* calls_out) {
   enum { kMaxBatches = 64 };
   double per_call[kMaxBatches];
   int batches = 0, go = 1, batch = 2, calls = 0;
+  /* Steady state: the first calls set up connections and buffers, and with Canopy's
+   * CANOPY_*_ALGO=auto they are its trials of each candidate (native MPI included). */
+  for (int i = 0; i < warmup; ++i) {
+    if (is_reduce) MPI_Reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+    else MPI_Bcast(send, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  }
   double start = MPI_Wtime();
   while (go && batches < kMaxBatches) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -68,13 +76,14 @@ static double time_collective(int is_reduce, double* send, double* recv, int cou
 int main(int argc, char** argv) {
   const char* sizes = "8,1048576";
   double budget = 0.5;
-  int root = 0;
+  int root = 0, warmup = 10;
   static struct option options[] = {{"sizes", required_argument, 0, 's'},
+                                    {"warmup", required_argument, 0, 'w'},
                                     {"seconds", required_argument, 0, 't'},
                                     {"root", required_argument, 0, 'r'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
-  for (int c; (c = getopt_long(argc, argv, "s:t:r:h", options, NULL)) != -1;) {
+  for (int c; (c = getopt_long(argc, argv, "s:t:w:r:h", options, NULL)) != -1;) {
     if (c == 'h') {
       usage(stdout);
       return 0;
@@ -82,6 +91,15 @@ int main(int argc, char** argv) {
     if (c == 's') sizes = optarg;
     else if (c == 't') budget = atof(optarg);
     else if (c == 'r') root = atoi(optarg);
+    else if (c == 'w') {
+      char* end = NULL;
+      const long n = strtol(optarg, &end, 10);
+      if (*optarg == '\0' || *end != '\0' || n < 0 || n > 1000000) {
+        fprintf(stderr, "canopy-demo: --warmup must be an integer from 0 to 1000000, not '%s'\n", optarg);
+        return 2;
+      }
+      warmup = (int)n;
+    }
     else {
       usage(stderr);
       return 2;
@@ -118,9 +136,9 @@ int main(int argc, char** argv) {
       if (recv[i] != i * 0.5) { ++failures; break; }
 
     int calls = 0;
-    const double reduce_s = time_collective(1, send, recv, count, root, budget, &calls);
+    const double reduce_s = time_collective(1, send, recv, count, root, budget, warmup, &calls);
     if (rank == 0) printf("RESULT MPI_Reduce %ld %.2f %d\n", (long)count * 8, reduce_s * 1e6, calls);
-    const double bcast_s = time_collective(0, rank == root ? send : recv, NULL, count, root, budget, &calls);
+    const double bcast_s = time_collective(0, rank == root ? send : recv, NULL, count, root, budget, warmup, &calls);
     if (rank == 0) printf("RESULT MPI_Bcast %ld %.2f %d\n", (long)count * 8, bcast_s * 1e6, calls);
     fflush(stdout);
     free(send);
