@@ -31,7 +31,7 @@ fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 CANOPY_LOG_LEVEL=info "$testbed" --check --check-seconds 0.3 --pingpong "$pingpong" --preload "$lib" --timeout 45 \
-  -- "$demo" --sizes 8,65536,1048576 --seconds 0.2 2>&1 | tee "$out"
+  -- "$demo" --sizes 8,65536,1048576 --seconds 0.2 --warmup 2 2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
 # canopy-demo prints CHECK OK last and exits 0 after it; a non-zero status after
 # CHECK OK is a rank that never left MPI_Finalize (UCX tcp, openucx/ucx#8738, seen
