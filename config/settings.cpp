@@ -111,7 +111,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "ping-pong between ranks 0 and 1 and a MPI_Reduce_local timing, shared by rank 0",
        "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,duplex=full,overlap=1"},
       {"CANOPY_AUTO_TRIALS", "integer", "2", "an integer from 0 to 100",
-       "With auto: measured rounds (after one warm-up round) over the model's two best schedules and "
+       "With auto: measured rounds (after one warm-up round) over the model's two best schedules, the best "
+       "one with 4x larger segments when it has 8 or more, and "
        "native MPI before the ranks agree on the fastest; 0 trusts the model alone",
        "CANOPY_AUTO_TRIALS=0"},
       {"CANOPY_CONFIG", "path", "none", "a readable JSON file (format: docs/configuration.md)",

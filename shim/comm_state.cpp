@@ -169,6 +169,15 @@ bool writes_accumulator(const planner::Schedule& s, int rank) {
   return false;
 }
 
+// A candidate in auto's log line: the algorithm and, for a schedule, its segments (two
+// candidates may be one algorithm cut differently).
+std::string trial_name(const Candidate& c) {
+  return c.native ? c.name() : c.name() + "/" + std::to_string(c.schedule.segments.size());
+}
+
+// auto's trials add a coarser segmentation of the best schedule from this many segments.
+constexpr std::size_t kCoarserTrialSegments = 8;
+
 // Native MPI competes in auto mode, except where it is known to fail or to mislead:
 // - Debian's MPICH 4.0.2 crashes on MPI_Reduce with MPI_IN_PLACE at a non-zero root
 //   (pmodels/mpich#6540); only the root knows whether it passed MPI_IN_PLACE, so every
@@ -232,7 +241,23 @@ CachedPlan& CommState::plan(const PlanKey& key) {
       request.algorithm = "auto";
       ranked = planner::rank_plans(problem, request);
     }
-    const std::size_t wanted = tune ? 2 : 1;
+    // Trials also try the model's best algorithm with segments four times as large when
+    // it cuts the message into many: what one more message costs is what the model
+    // knows least (on the test bed, 6 ranks on 2 cores over tcp, about 1.7 ms where
+    // the idle ping-pong says 30 us, so 22 segments of a 1 MiB bcast ran at 100 ms
+    // where 4 ran at 72). Only when the planner chooses the segment size.
+    std::size_t wanted = tune ? 2 : 1;
+    const planner::Schedule& best = ranked.front().schedule;
+    if (tune && request.segment_bytes < 0 && best.segments.size() >= kCoarserTrialSegments) {
+      planner::Request coarser{best.algorithm, 4 * best.largest_segment_count() * best.element_bytes};
+      try {
+        planner::Plan variant = planner::rank_plans(problem, coarser).front();
+        ranked.insert(ranked.begin() + std::min<std::size_t>(2, ranked.size()), std::move(variant));
+        wanted = 3;
+      } catch (const planner::PlanError&) {
+        // The algorithm declines that segment size: the usual two candidates compete.
+      }
+    }
     for (planner::Plan& p : ranked) {
       if (made->candidates.size() == wanted) break;
       if (rt.settings.fault == "invalid-schedule") corrupt(p.schedule);
@@ -319,9 +344,9 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
   if (rank_ == 0 && rt.log->should_log(spdlog::level::info)) {
     std::string measured;
     for (int c = 0; c < n; ++c)
-      measured += (c ? ", " : "") + plan.candidates[c].name() + " " + planner::format_seconds(best[c]);
+      measured += (c ? ", " : "") + trial_name(plan.candidates[c]) + " " + planner::format_seconds(best[c]);
     rt.log->info("auto: {} on {} ranks, root {}, {} B: measured {}; chose {}", planner::to_string(key.collective),
-                 size_, key.root, key.count * key.element_bytes, measured, plan.candidates[plan.chosen].name());
+                 size_, key.root, key.count * key.element_bytes, measured, trial_name(plan.candidates[plan.chosen]));
   }
 }
 

@@ -18,7 +18,7 @@ static void usage(FILE* out) {
           "\n"
           "  --sizes B,...   message sizes in bytes (default 8,1048576)\n"
           "  --seconds S     time budget per measurement (default 0.5)\n"
-          "  --warmup N      untimed calls of each collective and size first (default 10:\n"
+          "  --warmup N      untimed calls of each collective and size first (default 15:\n"
           "                  more than Canopy's auto needs to try its candidates)\n"
           "  --root R        root rank (default 0)\n"
           "  --help          this text\n"
@@ -76,7 +76,7 @@ static double time_collective(int is_reduce, double* send, double* recv, int cou
 int main(int argc, char** argv) {
   const char* sizes = "8,1048576";
   double budget = 0.5;
-  int root = 0, warmup = 10;
+  int root = 0, warmup = 15;
   static struct option options[] = {{"sizes", required_argument, 0, 's'},
                                     {"warmup", required_argument, 0, 'w'},
                                     {"seconds", required_argument, 0, 't'},
