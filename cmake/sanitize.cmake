@@ -10,7 +10,8 @@
 # With `address`, a sanitized libcanopy.so preloaded into a program must come after the
 # ASan runtime: CANOPY_TEST_PRELOAD holds the LD_PRELOAD value the tests use
 # (libasan.so:libcanopy.so with ASan, libcanopy.so without), and CANOPY_SANITIZER_ENV the
-# variables every test runs with (suppression files in tests/sanitizers/).
+# variables every test runs with (suppression files in tests/sanitizers/; added to the
+# tests by canopy_test_environment(), cmake/test_environment.cmake).
 set(CANOPY_SANITIZE "" CACHE STRING "Sanitizers for every target, e.g. address,undefined (empty: none)")
 
 set(CANOPY_ASAN_RUNTIME "")
@@ -49,16 +50,3 @@ if(CANOPY_ASAN_RUNTIME)
 else()
   set(CANOPY_TEST_PRELOAD "$<TARGET_FILE:canopy>")
 endif()
-
-# canopy_sanitizer_environment(): adds CANOPY_SANITIZER_ENV to every test registered so
-# far in the current directory (CMake 3.25 sets test properties per directory only);
-# each tests/ CMakeLists.txt that adds MPI or tool tests calls it last.
-function(canopy_sanitizer_environment)
-  if(NOT CANOPY_SANITIZER_ENV)
-    return()
-  endif()
-  get_property(tests DIRECTORY PROPERTY TESTS)
-  foreach(t IN LISTS tests)
-    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT ${CANOPY_SANITIZER_ENV})
-  endforeach()
-endfunction()

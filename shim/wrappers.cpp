@@ -7,9 +7,8 @@
 #include "shim/canopy.h"
 #include "shim/collectives.h"
 #include "shim/comm_state.h"
+#include "shim/export.h"
 #include "shim/runtime.h"
-
-#define CANOPY_EXPORT extern "C" __attribute__((visibility("default")))
 
 CANOPY_EXPORT int MPI_Init(int* argc, char*** argv) {
   const int err = PMPI_Init(argc, argv);

@@ -7,8 +7,10 @@ if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
 fi
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config mpich libmpich-dev libhwloc-dev libspdlog-dev
-          nlohmann-json3-dev libcli11-dev catch2 gfortran iproute2 valgrind)
+# openmpi-bin, libopenmpi-dev: the second MPI (tools/test-openmpi.sh); MPICH stays the
+# default, named explicitly (mpicc.mpich, ...) since Debian's plain mpicc then points to Open MPI.
+packages=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev
+          libspdlog-dev nlohmann-json3-dev libcli11-dev catch2 gfortran iproute2 valgrind)
 
 missing=()
 for p in "${packages[@]}"; do

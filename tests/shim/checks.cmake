@@ -42,7 +42,7 @@ foreach(prog reduce_matrix bcast_matrix reduce_special)
   foreach(np 3 4)
     add_test(NAME "mpi preload each algorithm: ${prog} np${np}"
              COMMAND ${shim_tests}/each_algorithm.sh $<TARGET_FILE:canopy-info> ${MPIEXEC_EXECUTABLE} ${np}
-                     -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} $<TARGET_FILE:${prog}> ${each_args_${prog}})
+                     ${CANOPY_MPIEXEC_PRELOAD} $<TARGET_FILE:${prog}> ${each_args_${prog}})
     set_tests_properties("mpi preload each algorithm: ${prog} np${np}" PROPERTIES
                          ENVIRONMENT "CANOPYTEST_EXPECT_INTERCEPT=1;CANOPY_SEGMENT_BYTES=256" LABELS "mpi;preload"
                          TIMEOUT 900)
@@ -58,32 +58,35 @@ foreach(setting "CANOPY_REDUCE_ALGO=fastest" "CANOPY_SEGMENT_BYTES=lots" "CANOPY
   string(REGEX REPLACE ".*=" "" value "${setting}")
   add_test(NAME "mpi preload: bad setting ${var}"
            COMMAND ${expect} 1 1 "${var}='${value}' is not valid.*allowed" --
-                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:log_calls>)
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:log_calls>)
   set_tests_properties("mpi preload: bad setting ${var}" PROPERTIES ENVIRONMENT "${setting}" LABELS "mpi;preload"
                        TIMEOUT 120)
 endforeach()
 
 # Ranks whose settings differ would deadlock: Canopy must notice and stand aside.
+# (The preload arguments open each of the two program groups: Open MPI's -x sets a
+# variable for its own group only; MPICH accepts -genv twice.)
 add_test(NAME "mpi preload: settings differ between ranks"
          COMMAND ${expect} 1 1 "settings differ between ranks" --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD}
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD}
                  -n 1 env CANOPY_SEGMENT_BYTES=64 $<TARGET_FILE:log_calls> :
-                 -n 2 $<TARGET_FILE:log_calls>)
+                 ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:log_calls>)
 set_tests_properties("mpi preload: settings differ between ranks" PROPERTIES LABELS "mpi;preload" TIMEOUT 120)
 
 # Fortran calls reach Canopy (MPICH's Fortran bindings call the C MPI_Reduce and
-# MPI_Bcast): with info logging, rank 0 announces the schedules it made for them.
+# MPI_Bcast; with Open MPI, shim/fortran_wrappers.cpp replaces the Fortran entry points):
+# with info logging, rank 0 announces the schedules it made for them.
 if(TARGET reduce_fortran)
   add_test(NAME "mpi preload: fortran calls are intercepted"
            COMMAND ${expect} 2 1000 "new schedule: (reduce|bcast)" --
-                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:reduce_fortran>)
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:reduce_fortran>)
   set_tests_properties("mpi preload: fortran calls are intercepted" PROPERTIES
                        ENVIRONMENT "CANOPY_LOG_LEVEL=info" LABELS "mpi;preload" TIMEOUT 120)
 endif()
 
 # The demo of the README runs and its results check out, natively and with Canopy.
 add_test(NAME "mpi preload: demo" COMMAND ${expect} 1 1 "^CHECK OK" --
-         ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 4 $<TARGET_FILE:canopy-demo> --seconds 0.05)
+         ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 4 $<TARGET_FILE:canopy-demo> --seconds 0.05)
 set_tests_properties("mpi preload: demo" PROPERTIES LABELS "mpi;preload" TIMEOUT 120)
 
 # A forced algorithm that declines a call (a commutative-only one meeting the
@@ -91,7 +94,7 @@ set_tests_properties("mpi preload: demo" PROPERTIES LABELS "mpi;preload" TIMEOUT
 # MPI, and says so once.
 add_test(NAME "mpi preload: forced algorithm declines, Canopy's best runs"
          COMMAND ${expect} 1 1 "CANOPY_REDUCE_ALGO=greedy-segmented cannot plan reduce.*model's best algorithm" --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 4 $<TARGET_FILE:reduce_special>)
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 4 $<TARGET_FILE:reduce_special>)
 set_tests_properties("mpi preload: forced algorithm declines, Canopy's best runs" PROPERTIES
                      ENVIRONMENT "CANOPY_REDUCE_ALGO=greedy-segmented;CANOPYTEST_EXPECT_INTERCEPT=1"
                      LABELS "mpi;preload" TIMEOUT 120)
@@ -128,7 +131,7 @@ endforeach()
 # what is allowed; the rest of the file applies and results are right.
 add_test(NAME "mpi preload: bad rule in CANOPY_CONFIG"
          COMMAND ${expect} 1 1 "CANOPY_CONFIG='.*bad_rule_config.json': rules\\[0\\] algorithm=\"fastest\" is not valid \\(allowed: native, auto" --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:log_calls>)
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:log_calls>)
 set_tests_properties("mpi preload: bad rule in CANOPY_CONFIG" PROPERTIES
                      ENVIRONMENT "CANOPY_CONFIG=${shim_tests}/bad_rule_config.json" LABELS "mpi;preload" TIMEOUT 120)
 # ---- robustness: fallback reasons, fault injection, threads, CANOPY_VERIFY, memory ----
@@ -151,7 +154,7 @@ canopy_add_mpi_test(NAME "mpi native: fallbacks np3" TARGET fallbacks NP 3)
 function(fallback_case title reason min max expect_list)
   add_test(NAME "mpi preload: fallbacks np3 ${title}"
            COMMAND ${expect} ${min} ${max} "native MPI runs: .*\\[${reason}\\]" --
-                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>
                    --expect=${expect_list})
   set_tests_properties("mpi preload: fallbacks np3 ${title}" PROPERTIES ENVIRONMENT "${ARGN}" LABELS "mpi;preload"
                        TIMEOUT 120)
@@ -169,13 +172,13 @@ fallback_case("disabled" disabled 2 2 reduce:disabled,bcast:disabled CANOPY_LOG_
 # The fault tests also print the planner's own warning (once per call kind, rank 0).
 add_test(NAME "mpi preload: fallbacks np3 fault planner-error warns"
          COMMAND ${expect} 1 1000 "planning failed \\(injected by CANOPY_FAULT=planner-error\\); native MPI runs" --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>)
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>)
 set_tests_properties("mpi preload: fallbacks np3 fault planner-error warns" PROPERTIES
                      ENVIRONMENT "CANOPY_FAULT=planner-error" LABELS "mpi;preload" TIMEOUT 120)
 # A bad setting: the error line, native MPI's results, and the reason counted.
 add_test(NAME "mpi preload: fallbacks np3 bad setting"
          COMMAND ${expect} 1 1 "CANOPY_BCAST_ALGO='fastest' is not valid.*allowed" --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>
                  --expect=bcast:algorithm-native)
 set_tests_properties("mpi preload: fallbacks np3 bad setting" PROPERTIES
                      ENVIRONMENT "CANOPY_BCAST_ALGO=fastest" LABELS "mpi;preload" TIMEOUT 120)
@@ -189,7 +192,7 @@ endforeach()
 # ... with the schedule log and info logging on, which all threads write to.
 add_test(NAME "mpi preload: threads np3 logging"
          COMMAND ${expect} 1 1 "^threads: [0-9]+ checks passed" --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:threads>)
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:threads>)
 set_tests_properties("mpi preload: threads np3 logging" PROPERTIES
                      ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_SCHEDULE_LOG=${CMAKE_CURRENT_BINARY_DIR}/threads-%r.jsonl;CANOPYTEST_EXPECT_INTERCEPT=1"
                      LABELS "mpi;preload" TIMEOUT 120)
@@ -202,7 +205,7 @@ foreach(np 2 3)
   add_test(NAME "mpi preload: verify catches mismatched arguments np${np}"
            COMMAND ${expect} ${lines} ${lines}
                    "MPI_(Bcast|Reduce) on a communicator of ${np} ranks: the ranks passed different arguments" --
-                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n ${np} $<TARGET_FILE:mismatch>)
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n ${np} $<TARGET_FILE:mismatch>)
   set_tests_properties("mpi preload: verify catches mismatched arguments np${np}" PROPERTIES
                        ENVIRONMENT "CANOPY_VERIFY=1" LABELS "mpi;preload" TIMEOUT 60)
 endforeach()
@@ -214,7 +217,7 @@ set(verify_args_bcast_matrix)
 foreach(prog reduce_matrix bcast_matrix)
   add_test(NAME "mpi preload: verify passes ${prog} np3"
            COMMAND ${expect} 0 0 "passed different arguments|error" --
-                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:${prog}>
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:${prog}>
                    ${verify_args_${prog}})
   set_tests_properties("mpi preload: verify passes ${prog} np3" PROPERTIES
                        ENVIRONMENT "CANOPY_VERIFY=1;CANOPYTEST_EXPECT_INTERCEPT=1" LABELS "mpi;preload" TIMEOUT 120)
@@ -253,7 +256,7 @@ foreach(case "reduce_matrix;5;${sites5};^reduce ${topology_algos}$;--no-pmpi;--c
   set(name "mpi preload: topology file each topology-aware algorithm: ${prog} np${np}")
   add_test(NAME "${name}"
            COMMAND ${shim_tests}/each_algorithm.sh $<TARGET_FILE:canopy-info> ${MPIEXEC_EXECUTABLE} ${np}
-                   -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} $<TARGET_FILE:${prog}> ${case})
+                   ${CANOPY_MPIEXEC_PRELOAD} $<TARGET_FILE:${prog}> ${case})
   set_tests_properties("${name}" PROPERTIES
                        ENVIRONMENT "CANOPYTEST_EXPECT_INTERCEPT=1;CANOPY_TOPOLOGY=${file};CANOPYTEST_ALGORITHMS=${filter}"
                        LABELS "mpi;preload" TIMEOUT 300)
@@ -266,13 +269,13 @@ foreach(case "5;${sites5};topology: 5 ranks on 3 nodes in 3 clusters: s0 = ranks
   list(POP_FRONT case np file regex)
   add_test(NAME "mpi preload: topology file logged np${np}"
            COMMAND ${expect} 1 1 "^canopy\\[0\\] info: ${regex}" --
-                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n ${np} $<TARGET_FILE:log_calls>)
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n ${np} $<TARGET_FILE:log_calls>)
   set_tests_properties("mpi preload: topology file logged np${np}" PROPERTIES
                        ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=${file}" LABELS "mpi;preload" TIMEOUT 120)
 endforeach()
 add_test(NAME "mpi preload: topology file used by auto np5"
          COMMAND ${expect} 1 1000 "new schedule: .*: (snf|hierarchical|grid-[a-z-]+)," --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 5 $<TARGET_FILE:log_calls>)
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 5 $<TARGET_FILE:log_calls>)
 set_tests_properties("mpi preload: topology file used by auto np5" PROPERTIES
                      ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=${sites5}" LABELS "mpi;preload" TIMEOUT 120)
 # A file that cannot be used (missing; describing 5 ranks for 3): exactly one error
@@ -283,7 +286,7 @@ foreach(case "missing;${shim_tests}/no_such_topology.json;cannot read topology f
   list(POP_FRONT case title file reason)
   add_test(NAME "mpi preload: topology file bad ${title}"
            COMMAND ${expect} 1 1 "CANOPY_TOPOLOGY='${file}' is not valid: .*${reason}.*native MPI_Reduce and MPI_Bcast run" --
-                   ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>
                    --expect=reduce:algorithm-native,bcast:algorithm-native)
   set_tests_properties("mpi preload: topology file bad ${title}" PROPERTIES ENVIRONMENT "CANOPY_TOPOLOGY=${file}"
                        LABELS "mpi;preload" TIMEOUT 120)
@@ -291,6 +294,6 @@ endforeach()
 # auto on one node: nothing to discover, nothing logged about a topology.
 add_test(NAME "mpi preload: topology auto on one node logs none"
          COMMAND ${expect} 0 0 "topology" --
-                 ${MPIEXEC_EXECUTABLE} -genv LD_PRELOAD ${CANOPY_TEST_PRELOAD} -n 3 $<TARGET_FILE:log_calls>)
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:log_calls>)
 set_tests_properties("mpi preload: topology auto on one node logs none" PROPERTIES
                      ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=auto" LABELS "mpi;preload" TIMEOUT 120)

@@ -1,12 +1,23 @@
 ! reduce_fortran: MPI_REDUCE (MPI_SUM) on INTEGER and DOUBLE PRECISION arrays at every
 ! root, in place at the root and not, and MPI_BCAST of both, through the Fortran
-! bindings (which call the C MPI_Reduce/MPI_Bcast that an interposer replaces).
+! bindings (MPICH's call the C MPI_Reduce/MPI_Bcast, which Canopy replaces; Open MPI's
+! call PMPI_Reduce/PMPI_Bcast, so Canopy defines the Fortran symbols themselves).
 ! Inputs are small integers, so every sum is exact in any order; each root computes the
-! expected values itself. Prints "reduce_fortran: N checks passed" (N summed over ranks)
-! and exits with status 1 on every rank after any failure.
+! expected values itself. With CANOPYTEST_EXPECT_INTERCEPT=1 the program also fails
+! unless Canopy ran at least one of these collectives on every rank (fortran_check.c).
+! Prints "reduce_fortran: N checks passed" (N summed over ranks) and exits with status 1
+! on every rank after any failure.
 program reduce_fortran
   use mpi
+  use, intrinsic :: iso_c_binding, only: c_int
   implicit none
+  interface
+    ! fortran_check.c: this rank's checks and failures of CANOPYTEST_EXPECT_INTERCEPT.
+    subroutine canopytest_check_intercept(nchecks, nfailures) bind(C, name='canopytest_check_intercept')
+      import :: c_int
+      integer(c_int), intent(out) :: nchecks, nfailures
+    end subroutine canopytest_check_intercept
+  end interface
   integer, parameter :: ncounts = 4
   integer, parameter :: counts(ncounts) = (/ 1, 7, 1000, 4099 /)
   integer :: ierr, rank, nprocs, root, ic, n, i, k, inplace
@@ -14,6 +25,7 @@ program reduce_fortran
   double precision, allocatable :: dsend(:), drecv(:), dwant(:)
   integer :: checks, failures, totals(2), local(2)
   logical :: ok
+  integer(c_int) :: intercept_checks, intercept_failures
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -101,6 +113,11 @@ program reduce_fortran
       call check(ok, 'MPI_BCAST INTEGER + DOUBLE PRECISION', n, root, 0)
     end do
   end do
+
+  ! Collective; before the MPI_ALLREDUCE below, which adds its outcome to the totals.
+  call canopytest_check_intercept(intercept_checks, intercept_failures)
+  checks = checks + intercept_checks
+  failures = failures + intercept_failures
 
   local(1) = checks
   local(2) = failures
