@@ -1,0 +1,362 @@
+/* canopy-bench: OSU-style timing of MPI_Reduce and MPI_Bcast over message sizes. An
+ * ordinary MPI program that knows nothing of Canopy: tools/bench/canopy-bench-run runs
+ * the same binary natively and with libcanopy.so preloaded, interleaved, and compares.
+ *
+ * For each collective and size: untimed warm-up calls (connections, buffers, and the
+ * trials of Canopy's `auto`; at most --seconds of them), then batches of back-to-back calls separated by
+ * barriers. A batch's time per call is the slowest rank's batch time divided by its
+ * calls (a collective is over when its last rank is); the result is the median over
+ * the batches. Batches are sized from the warm-up so that each lasts about
+ * --batch-ms, and they go on until --min-calls calls or --seconds have passed (at
+ * least 5 batches). After the timed calls one more call is checked against values
+ * each rank computes itself.
+ *
+ * Only barriers and MPI_Allreduce steer the benchmark (identical decisions on every
+ * rank), so the collectives under test are never used for the harness itself. The
+ * harness waits politely (nonblocking calls, tested, then sched_yield): with more
+ * ranks than cores, a rank that finished its batch and spun in a busy-polling
+ * MPI_Allreduce would take a core from the ranks still working, and time the
+ * harness instead of the collective. */
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE* out) {
+  fprintf(out,
+          "usage: mpiexec -n N canopy-bench [options]\n"
+          "\n"
+          "Times MPI_Reduce (MPI_SUM of doubles) and MPI_Bcast for each message size and\n"
+          "checks a result of each. Rank 0 prints one line per measurement:\n"
+          "  RESULT <MPI_Reduce|MPI_Bcast> <bytes> <median us per call> <timed calls> <fastest batch us per call>\n"
+          "  REFERENCE <bytes> <us>   one memcpy plus one MPI_Reduce_local of that size on rank 0\n"
+          "                           (the floor of a 2-rank reduce; with --reference)\n"
+          "and finally CHECK OK (or CHECK FAILED and exit status 1).\n"
+          "\n"
+          "  --collectives L  reduce, bcast or reduce,bcast (default reduce,bcast)\n"
+          "  --sizes B,...    message sizes in bytes, multiples of 8 (default 8 and the powers\n"
+          "                   of 4 from 16 B to 16 MiB)\n"
+          "  --warmup N       untimed calls per collective, size and root first, for at most\n"
+          "                   --seconds (default 20)\n"
+          "  --min-calls N    timed calls per size (default 300) ...\n"
+          "  --seconds S      ... unless the timed calls reach S seconds first (default 1)\n"
+          "  --batch-ms M     length of a batch of back-to-back calls (default 5; 0: one call\n"
+          "                   per batch, a barrier before each call as OSU does)\n"
+          "  --root R         root rank (default 0)\n"
+          "  --rotate-root    root of call i is i mod N instead\n"
+          "  --reference      also print REFERENCE lines\n"
+          "  --help           this text\n"
+          "\n"
+          "example:\n"
+          "  mpiexec.mpich -n 2 canopy-bench --sizes 8,1048576 --reference\n"
+          "  LD_PRELOAD=build/shim/libcanopy.so mpiexec.mpich -n 2 canopy-bench --sizes 8,1048576\n");
+}
+
+enum { kMaxSizes = 64, kMaxBatches = 4096, kMinBatches = 5 };
+
+typedef struct {
+  int reduce, bcast;
+  long sizes[kMaxSizes];
+  int nsizes;
+  int warmup, min_calls;
+  double seconds, batch_ms;
+  int root, rotate_root, reference;
+} Options;
+
+typedef struct {
+  int rank, size;
+  double *send, *recv; /* the collective's buffers (bcast uses send) */
+  long calls;          /* calls so far at this size: the rotating root's clock */
+} Bench;
+
+static int compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Waits for `request`, yielding the core between tests. */
+static void polite_wait(MPI_Request* request) {
+  for (int done = 0;;) {
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    sched_yield();
+  }
+}
+
+static void polite_barrier(void) {
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  polite_wait(&request);
+}
+
+static double polite_max(double value) {
+  double result = 0;
+  MPI_Request request;
+  MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &request);
+  polite_wait(&request);
+  return result;
+}
+
+static int root_of(const Options* o, const Bench* b) {
+  return o->rotate_root ? (int)(b->calls % b->size) : o->root;
+}
+
+static void call(const Options* o, Bench* b, int is_reduce, int count) {
+  const int root = root_of(o, b);
+  if (is_reduce) MPI_Reduce(b->send, b->recv, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+  else MPI_Bcast(b->send, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  ++b->calls;
+}
+
+/* The value rank r contributes at index i: small integers, so every sum is exact in
+ * any order of reduction. */
+static double contribution(int r, long i) { return (double)(r + 1 + i % 7); }
+
+/* One more call with the receiving side overwritten first; returns the number of
+ * wrong elements this rank sees. */
+static long checked_call(const Options* o, Bench* b, int is_reduce, int count) {
+  const int root = root_of(o, b);
+  long wrong = 0;
+  if (is_reduce) {
+    for (long i = 0; i < count; ++i) b->send[i] = contribution(b->rank, i), b->recv[i] = -1;
+    call(o, b, 1, count);
+    if (b->rank == root) {
+      const double ranks = b->size, rank_sum = ranks * (ranks + 1) / 2;
+      for (long i = 0; i < count; ++i) wrong += b->recv[i] != rank_sum + ranks * (double)(i % 7);
+    }
+  } else {
+    for (long i = 0; i < count; ++i) b->send[i] = b->rank == root ? contribution(root, i) : -1;
+    call(o, b, 0, count);
+    for (long i = 0; i < count; ++i) wrong += b->send[i] != contribution(root, i);
+  }
+  return wrong;
+}
+
+/* Times one collective at one size; fills *median_us, *fastest_us and *calls. */
+static void measure(const Options* o, Bench* b, int is_reduce, int count, double* median_us, double* fastest_us,
+                    long* calls) {
+  static double per_call[kMaxBatches];
+  b->calls = 0;
+  const int warmup = o->warmup * (o->rotate_root ? b->size : 1);
+  double estimate = 0;
+  polite_barrier();
+  {
+    /* At least one call (the estimate); at most --seconds of them, so that a native
+     * collective taking a second per call does not spend a minute warming up. Every
+     * rank stops after the same call: the decision uses the slowest rank's time. */
+    int n = 0;
+    double spent = 0;
+    do {
+      const double t0 = MPI_Wtime();
+      call(o, b, is_reduce, count);
+      spent += polite_max(MPI_Wtime() - t0);
+      ++n;
+    } while (n < warmup && spent < o->seconds);
+    estimate = spent / n;
+  }
+  /* The warm-up's mean includes its first, slowest calls: batches come out shorter
+   * than aimed at, never longer. */
+  long batch = 1;
+  if (o->batch_ms > 0 && estimate > 0) batch = lround(o->batch_ms / 1e3 / estimate);
+  if (batch < 1) batch = 1;
+  if (batch > 100000) batch = 100000;
+  int batches = 0;
+  long timed = 0;
+  double elapsed = 0;
+  while (batches < kMaxBatches &&
+         (batches < kMinBatches || (timed < o->min_calls && elapsed < o->seconds))) {
+    polite_barrier();
+    const double t0 = MPI_Wtime();
+    for (long i = 0; i < batch; ++i) call(o, b, is_reduce, count);
+    const double slowest = polite_max(MPI_Wtime() - t0);
+    per_call[batches++] = slowest / (double)batch;
+    timed += batch;
+    elapsed += slowest;
+  }
+  double fastest = per_call[0];
+  for (int i = 1; i < batches; ++i) fastest = fmin(fastest, per_call[i]);
+  *median_us = median(per_call, batches) * 1e6;
+  *fastest_us = fastest * 1e6;
+  *calls = timed;
+}
+
+/* Rank 0 alone: the median of `reps` times of one memcpy plus one MPI_Reduce_local. */
+static double reference_us(int count) {
+  enum { kReps = 21 };
+  double t[kReps];
+  double* src = malloc((size_t)count * sizeof(double) + 8);
+  double* add = malloc((size_t)count * sizeof(double) + 8);
+  double* dst = malloc((size_t)count * sizeof(double) + 8);
+  for (long i = 0; i < count; ++i) src[i] = (double)(i % 7), add[i] = 1, dst[i] = 0;
+  for (int k = 0; k < kReps; ++k) {
+    const double t0 = MPI_Wtime();
+    memcpy(dst, src, (size_t)count * sizeof(double));
+    MPI_Reduce_local(add, dst, count, MPI_DOUBLE, MPI_SUM);
+    t[k] = MPI_Wtime() - t0;
+  }
+  free(src);
+  free(add);
+  free(dst);
+  return median(t, kReps) * 1e6;
+}
+
+/* Parses argv into *o; returns 0, or the exit status after printing why. */
+static int parse_options(int argc, char** argv, Options* o, int rank) {
+  static struct option options[] = {{"collectives", required_argument, 0, 'c'},
+                                    {"sizes", required_argument, 0, 's'},
+                                    {"warmup", required_argument, 0, 'w'},
+                                    {"min-calls", required_argument, 0, 'n'},
+                                    {"seconds", required_argument, 0, 't'},
+                                    {"batch-ms", required_argument, 0, 'b'},
+                                    {"root", required_argument, 0, 'r'},
+                                    {"rotate-root", no_argument, 0, 'R'},
+                                    {"reference", no_argument, 0, 'f'},
+                                    {"help", no_argument, 0, 'h'},
+                                    {0, 0, 0, 0}};
+  *o = (Options){.reduce = 1, .bcast = 1, .warmup = 20, .min_calls = 300, .seconds = 1, .batch_ms = 5};
+  o->sizes[o->nsizes++] = 8;
+  for (long s = 16; s <= 16L << 20; s *= 4) o->sizes[o->nsizes++] = s;
+  opterr = 0;
+  for (int c; (c = getopt_long(argc, argv, "", options, NULL)) != -1;) {
+    char* end = NULL;
+    switch (c) {
+      case 'h':
+        if (rank == 0) usage(stdout);
+        return -1;
+      case 'c':
+        o->reduce = strstr(optarg, "reduce") != NULL;
+        o->bcast = strstr(optarg, "bcast") != NULL;
+        if ((!o->reduce && !o->bcast) || strspn(optarg, "reducbast,") != strlen(optarg)) {
+          if (rank == 0) fprintf(stderr, "canopy-bench: --collectives '%s': allowed: reduce, bcast, reduce,bcast\n", optarg);
+          return 2;
+        }
+        break;
+      case 's': {
+        o->nsizes = 0;
+        for (char* p = optarg; *p;) {
+          const long v = strtol(p, &end, 10);
+          if (end == p || v <= 0 || v % 8 || v > (1L << 30) || o->nsizes == kMaxSizes || (*end && *end != ',')) {
+            if (rank == 0)
+              fprintf(stderr, "canopy-bench: --sizes '%s': allowed: up to %d byte counts, multiples of 8 in [8, 2^30], separated by commas\n",
+                      optarg, kMaxSizes);
+            return 2;
+          }
+          o->sizes[o->nsizes++] = v;
+          p = *end ? end + 1 : end;
+        }
+        break;
+      }
+      case 'w': case 'n': case 'r': {
+        const long v = strtol(optarg, &end, 10);
+        const char* name = c == 'w' ? "--warmup" : c == 'n' ? "--min-calls" : "--root";
+        if (*end || end == optarg || v < 0 || v > 1000000) {
+          if (rank == 0) fprintf(stderr, "canopy-bench: %s '%s': allowed: an integer in [0, 1000000]\n", name, optarg);
+          return 2;
+        }
+        if (c == 'w') o->warmup = (int)v;
+        else if (c == 'n') o->min_calls = (int)v;
+        else o->root = (int)v;
+        break;
+      }
+      case 't': case 'b': {
+        const double v = strtod(optarg, &end);
+        const char* name = c == 't' ? "--seconds" : "--batch-ms";
+        if (*end || end == optarg || !(v >= 0) || v > 3600) {
+          if (rank == 0) fprintf(stderr, "canopy-bench: %s '%s': allowed: a number in [0, 3600]\n", name, optarg);
+          return 2;
+        }
+        if (c == 't') o->seconds = v;
+        else o->batch_ms = v;
+        break;
+      }
+      case 'R': o->rotate_root = 1; break;
+      case 'f': o->reference = 1; break;
+      default:
+        if (rank == 0) fprintf(stderr, "canopy-bench: unknown option '%s' (see --help)\n", argv[optind - 1]);
+        return 2;
+    }
+  }
+  if (optind < argc) {
+    if (rank == 0) fprintf(stderr, "canopy-bench: unexpected argument '%s' (see --help)\n", argv[optind]);
+    return 2;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  Bench b = {0};
+  MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &b.size);
+  Options o;
+  int status = parse_options(argc, argv, &o, b.rank);
+  if (status == 0 && o.root >= b.size) {
+    if (b.rank == 0) fprintf(stderr, "canopy-bench: --root %d: allowed: 0 to %d (the ranks)\n", o.root, b.size - 1);
+    status = 2;
+  }
+  if (status != 0) {
+    MPI_Finalize();
+    return status < 0 ? 0 : status;
+  }
+
+  long largest = 0;
+  for (int i = 0; i < o.nsizes; ++i) largest = o.sizes[i] > largest ? o.sizes[i] : largest;
+  b.send = malloc((size_t)largest);
+  b.recv = malloc((size_t)largest);
+  if (!b.send || !b.recv) {
+    fprintf(stderr, "canopy-bench: rank %d: cannot allocate 2 x %ld bytes\n", b.rank, largest);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  for (long i = 0; i < largest / 8; ++i) b.send[i] = contribution(b.rank, i), b.recv[i] = 0;
+
+  if (b.rank == 0) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int length = 0;
+    MPI_Get_library_version(version, &length);
+    version[strcspn(version, "\n")] = '\0';
+    printf("# canopy-bench: %d ranks, root %s, MPI: %s\n", b.size, o.rotate_root ? "rotating" : "fixed", version);
+    fflush(stdout);
+  }
+  long wrong = 0;
+  for (int k = 0; k < 2; ++k) {
+    const int is_reduce = k == 0;
+    if (is_reduce ? !o.reduce : !o.bcast) continue;
+    for (int i = 0; i < o.nsizes; ++i) {
+      const int count = (int)(o.sizes[i] / 8);
+      double median_us = 0, fastest_us = 0;
+      long calls = 0;
+      measure(&o, &b, is_reduce, count, &median_us, &fastest_us, &calls);
+      wrong += checked_call(&o, &b, is_reduce, count);
+      if (b.rank == 0) {
+        printf("RESULT %s %ld %.2f %ld %.2f\n", is_reduce ? "MPI_Reduce" : "MPI_Bcast", o.sizes[i], median_us, calls,
+               fastest_us);
+        fflush(stdout);
+      }
+    }
+  }
+  if (o.reference) {
+    for (int i = 0; i < o.nsizes; ++i) {
+      if (b.rank == 0) printf("REFERENCE %ld %.2f\n", o.sizes[i], reference_us((int)(o.sizes[i] / 8)));
+    }
+    polite_barrier();
+  }
+  long wrong_total = 0;
+  MPI_Allreduce(&wrong, &wrong_total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (b.rank == 0) {
+    if (wrong_total == 0) printf("CHECK OK\n");
+    else printf("CHECK FAILED: %ld wrong elements\n", wrong_total);
+    fflush(stdout);
+  }
+  free(b.send);
+  free(b.recv);
+  MPI_Finalize();
+  return wrong_total == 0 ? 0 : 1;
+}
