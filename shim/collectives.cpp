@@ -59,15 +59,20 @@ std::uint64_t call_fingerprint(const PlanKey& key, int candidate_index, const Ca
 }
 
 // Runs a call natively for `why`: counted, and with CANOPY_TIMING or CANOPY_REPORT
-// also timed and recorded under its kind of call and reason.
+// also timed and recorded under its kind of call and reason. `cache`, when given,
+// keeps the record found on the first call for the next ones.
 template <typename RunNative>
 int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int64_t bytes, FallbackReason why,
-               RunNative native) {
+               RunNative native, CallRecord** cache = nullptr) {
   Runtime& rt = runtime();
   rt.count_fallback(collective, why);
   if (!rt.stats.enabled()) return native();
   const double start = PMPI_Wtime();
   const int err = native();
+  if (cache && *cache) {
+    (*cache)->add(PMPI_Wtime() - start);
+    return err;
+  }
   CallKind kind;
   kind.collective = collective;
   int size = 0;
@@ -79,7 +84,9 @@ int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int
   kind.bytes = bytes;
   kind.algorithm = "native";
   kind.reason = fallback_name(why);
-  rt.stats.record(kind)->add(PMPI_Wtime() - start);
+  CallRecord* record = rt.stats.record(kind);
+  if (cache) *cache = record;
+  record->add(PMPI_Wtime() - start);
   return err;
 }
 
@@ -98,7 +105,7 @@ template <typename RunSchedule, typename RunNative>
 int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm comm, RunSchedule schedule,
              RunNative native) {
   Runtime& rt = runtime();
-  const Candidate& candidate = plan.candidates[plan.current()];
+  Candidate& candidate = plan.candidates[plan.current()];
   if (rt.settings.verify && !state.agree(call_fingerprint(key, plan.current(), candidate))) {
     // An erroneous program: running either plan would hang or corrupt memory. Every
     // rank sees the mismatch (agree() is collective), so every rank returns the error.
@@ -120,7 +127,8 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
     const FallbackReason why = trial                        ? FallbackReason::AutoTrialNative
                                : plan.candidates.size() > 1 ? FallbackReason::AutoChoseNative
                                                             : plan.native_why;
-    err = run_native(key.collective, comm, key.root, key.count * key.element_bytes, why, native);
+    err = run_native(key.collective, comm, key.root, key.count * key.element_bytes, why, native,
+                     &candidate.native_stats[static_cast<int>(why)]);
   } else {
     rt.intercepted.fetch_add(1, std::memory_order_relaxed);
     try {

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <list>
@@ -29,6 +30,10 @@ struct Candidate {
   double predicted = 0;               // seconds under the cost model (schedules only)
   bool rank_needs_workspace = false;  // this rank writes an accumulator it does not own
   CallRecord* stats = nullptr;        // where its calls are counted (CANOPY_TIMING/_REPORT)
+  // The native candidate's records, one per reason it runs for (a trial, auto's
+  // choice, ...), found on first use: looking a record up builds its key and takes a
+  // lock, which at 8 bytes on 2 ranks cost more than the native call itself.
+  std::array<CallRecord*, kFallbackReasons> native_stats{};
   std::uint64_t fingerprint = 0;      // hash of the schedule (CANOPY_VERIFY compares it)
   std::string name() const { return native ? "native" : schedule.algorithm; }
 };
@@ -37,6 +42,9 @@ struct Candidate {
 // are trials: each candidate runs in turn (the model's best schedules and native
 // MPI), then the ranks agree on the fastest with one allreduce and keep it. The
 // number of calls and the agreement are identical on every rank.
+// auto keeps native MPI unless a schedule's trial time is this much lower.
+constexpr double kNativeMargin = 0.10;
+
 struct CachedPlan {
   std::vector<Candidate> candidates;
   int chosen = 0;          // the candidate to run once trials are over
