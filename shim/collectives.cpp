@@ -130,7 +130,7 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
     err = run_native(key.collective, comm, key.root, key.count * key.element_bytes, why, native,
                      &candidate.native_stats[static_cast<int>(why)]);
   } else {
-    rt.intercepted.fetch_add(1, std::memory_order_relaxed);
+    add_one(rt.intercepted, rt.thread_level == MPI_THREAD_MULTIPLE);
     try {
       err = schedule(candidate);
     } catch (const std::bad_alloc&) {
@@ -161,7 +161,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     return run_native(planner::Collective::Reduce, comm, root, message_bytes(count, datatype), why, native);
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
-  if (rt.settings.always_native(planner::Collective::Reduce)) return fallback(FallbackReason::AlgorithmNative);
+  if (rt.always_native(planner::Collective::Reduce)) return fallback(FallbackReason::AlgorithmNative);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   DatatypeLayout layout;
@@ -203,7 +203,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     return run_native(planner::Collective::Bcast, comm, root, message_bytes(count, datatype), why, native);
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
-  if (rt.settings.always_native(planner::Collective::Bcast)) return fallback(FallbackReason::AlgorithmNative);
+  if (rt.always_native(planner::Collective::Bcast)) return fallback(FallbackReason::AlgorithmNative);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   PlanKey key{};

@@ -39,13 +39,22 @@ const char* fallback_text(FallbackReason reason);
 // Whether the user asked for it (logged at info rather than debug).
 bool fallback_forced(FallbackReason reason);
 
+// Adds one to `counter`. Without `concurrent` callers (one thread calls MPI at a time)
+// a plain load and store does: an atomic add locks the bus, which costs a measurable
+// part of an 8-byte collective that Canopy only counts and hands to native MPI.
+inline void add_one(std::atomic<long>& counter, bool concurrent) {
+  if (concurrent) counter.fetch_add(1, std::memory_order_relaxed);
+  else counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 // Per collective, per reason counts; lock-free, safe from any thread.
 class FallbackCounters {
  public:
   // Counts one call and, the first time this (collective, reason) occurs in the
   // process, logs it: at info on world rank 0 when the user forced it, otherwise at
   // debug (on every rank, so a reason only ranks of a sub-communicator see shows too).
-  void record(planner::Collective collective, FallbackReason reason);
+  // `concurrent`: other threads may count at the same time (MPI_THREAD_MULTIPLE).
+  void record(planner::Collective collective, FallbackReason reason, bool concurrent = true);
   long count(planner::Collective collective, FallbackReason reason) const;
   // The reasons with a non-zero count, in enum order, as (fallback_name, calls): what
   // an end-of-run report prints.

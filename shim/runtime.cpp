@@ -99,6 +99,8 @@ void initialize(int thread_level) {
   const config::Environment env = config::process_environment();
   config::ParseResult parsed = config::parse_settings(env);
   rt.settings = parsed.settings;
+  rt.native_only = {rt.settings.always_native(planner::Collective::Reduce),
+                    rt.settings.always_native(planner::Collective::Bcast)};
   rt.log = make_logger(rt.world_rank, rt.settings.log_level);
   const bool lead = rt.world_rank == 0;
   if (lead) {

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -49,10 +50,16 @@ struct Runtime {
   MPI_Comm report_comm = MPI_COMM_NULL;  // private duplicate of MPI_COMM_WORLD for the report
   FallbackCounters fallback_reasons;  // the same calls by collective and reason
 
+  // CANOPY_REDUCE_ALGO / CANOPY_BCAST_ALGO say native with no rule saying otherwise
+  // (Settings::always_native, decided once at MPI_Init: it compares strings).
+  std::array<bool, 2> native_only{};
+  bool always_native(planner::Collective c) const { return native_only[c == planner::Collective::Reduce ? 0 : 1]; }
+
   // Counts one call handed to native MPI (both counters; logs a reason's first call).
   void count_fallback(planner::Collective c, FallbackReason why) {
-    fallbacks.fetch_add(1, std::memory_order_relaxed);
-    fallback_reasons.record(c, why);
+    const bool concurrent = thread_level == MPI_THREAD_MULTIPLE;
+    add_one(fallbacks, concurrent);
+    fallback_reasons.record(c, why, concurrent);
   }
   // This rank's calls of collective `c` that native MPI ran, as (reason, calls) for
   // every reason that occurred, in a fixed order; reasons are FallbackReason's stable
