@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <algorithm>
+
 namespace canopy::shim {
 
 using planner::Buffer;
@@ -32,10 +34,19 @@ class RankRun {
     acc_recv_.assign(nseg, MPI_REQUEST_NULL);
     slot_recv_.assign(b.slots.size(), MPI_REQUEST_NULL);
     readers_.assign(nseg, {});
+    find_fusions();
   }
 
   int run() {
-    for (const Step& step : s_.steps[rank_]) {
+    const std::vector<Step>& steps = s_.steps[rank_];
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const Step& step = steps[i];
+      switch (fused_[i]) {
+        case Fused::No: break;
+        case Fused::RecvIntoAccumulator: receive_into_accumulator(step); continue;
+        case Fused::SkipCopy: continue;
+        case Fused::ReduceInput: reduce_input(step); continue;
+      }
       switch (step.kind) {
         case StepKind::Recv: receive(step); break;
         case StepKind::Send: send(step); break;
@@ -57,6 +68,58 @@ class RankRun {
   static int tag(int seg) { return seg % 32767; }
   void note(int err) {
     if (err != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = err;
+  }
+
+  // A segment's usual start, "copy my input into the accumulator; receive a child's
+  // operand into a slot; reduce the slot into the accumulator", makes three passes
+  // over the data. When nothing else touches the segment's accumulator in between,
+  // the same messages and operands take two: receive the operand straight into the
+  // accumulator, then MPI_Reduce_local(input, accumulator), which computes
+  // input (op) operand, the order the reduce step wants unless the incoming operand
+  // comes first in rank order (then, for a non-commutative operation, the steps run
+  // as written). Not in place: there the accumulator holds this rank's input.
+  enum class Fused : unsigned char { No, RecvIntoAccumulator, SkipCopy, ReduceInput };
+
+  void find_fusions() {
+    const std::vector<Step>& steps = s_.steps[rank_];
+    fused_.assign(steps.size(), Fused::No);
+    if (b_.input_is_accumulator) return;
+    for (std::size_t r = 0; r < steps.size(); ++r) {
+      const Step& reduce = steps[r];
+      if (reduce.kind != StepKind::Reduce || (!s_.commutative && reduce.incoming_is_left)) continue;
+      const int seg = reduce.segment;
+      // Walking back from the reduce to both the slot's receive and the segment's
+      // copy (in either order), no other step may touch the segment (sends of the
+      // input aside) or the slot.
+      const std::size_t none = steps.size();
+      std::size_t recv = none, copy = none;
+      bool clean = true;
+      for (std::size_t i = r; i-- > 0 && clean && (recv == none || copy == none);) {
+        const Step& st = steps[i];
+        const bool on_slot = st.buffer == Buffer::Slot && st.slot == reduce.slot &&
+                             (st.kind == StepKind::Recv || st.kind == StepKind::Reduce);
+        const bool on_segment = st.segment == seg && !(st.kind == StepKind::Send && st.buffer == Buffer::Input);
+        if (st.kind == StepKind::Recv && on_slot && st.segment == seg && recv == none) recv = i;
+        else if (st.kind == StepKind::Copy && st.segment == seg && copy == none) copy = i;
+        else if (on_slot || on_segment || (st.kind == StepKind::Reduce && st.slot == reduce.slot)) clean = false;
+      }
+      if (!clean || recv == none || copy == none || fused_[recv] != Fused::No || fused_[copy] != Fused::No) continue;
+      fused_[recv] = Fused::RecvIntoAccumulator;
+      fused_[copy] = Fused::SkipCopy;
+      fused_[r] = Fused::ReduceInput;
+    }
+  }
+
+  void receive_into_accumulator(const Step& st) {
+    before_write(st.segment);
+    note(PMPI_Irecv(acc(st.segment), count(st.segment), layout_.type, st.peer, tag(st.segment), comm_,
+                    &acc_recv_[st.segment]));
+  }
+
+  void reduce_input(const Step& st) {
+    note(wait_politely(&acc_recv_[st.segment]));
+    if (error_ != MPI_SUCCESS) return;
+    note(PMPI_Reduce_local(input(st.segment), acc(st.segment), count(st.segment), layout_.type, op_));
   }
 
   // Before a segment of the accumulator is overwritten, the sends reading it (or
@@ -124,6 +187,7 @@ class RankRun {
   std::vector<MPI_Request> slot_recv_;  // pending receive into each slot
   std::vector<MPI_Request> sends_;      // every send posted, completed at the end
   std::vector<std::vector<std::size_t>> readers_;  // sends_ indices reading each segment
+  std::vector<Fused> fused_;                        // per step: runs as written, or fused
   int error_ = MPI_SUCCESS;
 };
 
