@@ -339,12 +339,6 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
   std::vector<double> best(n, 1e300);
   for (std::size_t k = 0; k < slowest.size(); ++k) best[k % n] = std::min(best[k % n], slowest[k]);
   plan.chosen = static_cast<int>(std::min_element(best.begin(), best.end()) - best.begin());
-  // Native MPI keeps the call unless a schedule beats it clearly: within the margin
-  // the difference is the trials' noise (two measured rounds of microsecond calls),
-  // and native costs nothing on the calls the trials did not see (at 8 B on 2 ranks a
-  // schedule measured as fast as native ran 40% slower back to back).
-  for (int c = 0; c < n; ++c)
-    if (plan.candidates[c].native && best[c] <= best[plan.chosen] * (1 + kNativeMargin)) plan.chosen = c;
   plan.trial_seconds.clear();
   Runtime& rt = runtime();
   if (rank_ == 0 && rt.log->should_log(spdlog::level::info)) {

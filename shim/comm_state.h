@@ -42,9 +42,6 @@ struct Candidate {
 // are trials: each candidate runs in turn (the model's best schedules and native
 // MPI), then the ranks agree on the fastest with one allreduce and keep it. The
 // number of calls and the agreement are identical on every rank.
-// auto keeps native MPI unless a schedule's trial time is this much lower.
-constexpr double kNativeMargin = 0.10;
-
 struct CachedPlan {
   std::vector<Candidate> candidates;
   int chosen = 0;          // the candidate to run once trials are over

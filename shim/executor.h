@@ -5,6 +5,10 @@
 // produces it, and a step that overwrites a segment first waits for the sends still
 // reading it. Waiting is polite: test, then yield the core, so oversubscribed runs
 // (more ranks than cores) do not starve the ranks that would complete the message.
+// One local shortcut keeps the messages and operands but saves a pass over the data:
+// a segment's first operand may be received straight into the accumulator and this
+// rank's input reduced into it, instead of copying the input in and reducing a slot
+// (executor.cpp, find_fusions, says when).
 // An MPI error does not stop the walk: the rank still posts every message so its
 // peers cannot hang, and the first error code is returned.
 #pragma once
