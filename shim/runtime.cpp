@@ -99,8 +99,6 @@ void initialize(int thread_level) {
   const config::Environment env = config::process_environment();
   config::ParseResult parsed = config::parse_settings(env);
   rt.settings = parsed.settings;
-  rt.native_only = {rt.settings.always_native(planner::Collective::Reduce),
-                    rt.settings.always_native(planner::Collective::Bcast)};
   rt.log = make_logger(rt.world_rank, rt.settings.log_level);
   const bool lead = rt.world_rank == 0;
   if (lead) {
@@ -132,6 +130,9 @@ void initialize(int thread_level) {
     if (lead) rt.log->error("CANOPY_REPORT: cannot duplicate MPI_COMM_WORLD; no report");
     rt.report_comm = MPI_COMM_NULL;
   }
+  // Last: a CANOPY_TOPOLOGY file that cannot be used has made both collectives native.
+  rt.native_only = {rt.settings.always_native(planner::Collective::Reduce),
+                    rt.settings.always_native(planner::Collective::Bcast)};
   rt.active = true;
   if (lead)
     rt.log->info("active: reduce={} bcast={} segment_bytes={}{} model {}", rt.settings.reduce_algorithm,
