@@ -309,7 +309,10 @@ Table aggregate(const RunData& run, const std::string& dir) {
     }
   }
 
-  for (const auto& [key, by_variant] : samples) {  // std::map: by collective, then bytes
+  for (const auto& entry : samples) {  // std::map: by collective, then bytes
+    // Not a structured binding: C++17 lambdas cannot capture one (clang refuses).
+    const auto& key = entry.first;
+    const auto& by_variant = entry.second;
     Row row;
     row.collective = key.first;
     row.bytes = key.second;
