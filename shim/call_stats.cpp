@@ -14,9 +14,8 @@ std::string CallKind::key() const {
 void CallRecord::add(double seconds) {
   // Locked only when calls may overlap (see shim/thread_lock.h): this runs on every
   // timed call, where an uncontended lock is a measurable part of an 8-byte one.
-  const bool concurrent = runtime().thread_level == MPI_THREAD_MULTIPLE;
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  if (concurrent) lock.lock();
+  if (runtime().concurrent_calls()) lock.lock();
   ++calls_;
   total_ += seconds;
   min_ = std::min(min_, seconds);

@@ -130,7 +130,7 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
     err = run_native(key.collective, comm, key.root, key.count * key.element_bytes, why, native,
                      &candidate.native_stats[static_cast<int>(why)]);
   } else {
-    add_one(rt.intercepted, rt.thread_level == MPI_THREAD_MULTIPLE);
+    add_one(rt.intercepted, rt.concurrent_calls());
     try {
       err = schedule(candidate);
     } catch (const std::bad_alloc&) {

@@ -55,11 +55,14 @@ struct Runtime {
   std::array<bool, 2> native_only{};
   bool always_native(planner::Collective c) const { return native_only[c == planner::Collective::Reduce ? 0 : 1]; }
 
+  // Whether Canopy's code may run in several threads at once (MPI_THREAD_MULTIPLE);
+  // below that, counters and records need no atomic add or lock (shim/thread_lock.h).
+  bool concurrent_calls() const { return thread_level == MPI_THREAD_MULTIPLE; }
+
   // Counts one call handed to native MPI (both counters; logs a reason's first call).
   void count_fallback(planner::Collective c, FallbackReason why) {
-    const bool concurrent = thread_level == MPI_THREAD_MULTIPLE;
-    add_one(fallbacks, concurrent);
-    fallback_reasons.record(c, why, concurrent);
+    add_one(fallbacks, concurrent_calls());
+    fallback_reasons.record(c, why, concurrent_calls());
   }
   // This rank's calls of collective `c` that native MPI ran, as (reason, calls) for
   // every reason that occurred, in a fixed order; reasons are FallbackReason's stable

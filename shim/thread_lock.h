@@ -25,7 +25,7 @@ class ThreadLock {
   }
 
  private:
-  static bool engaged() { return runtime().thread_level == MPI_THREAD_MULTIPLE; }
+  static bool engaged() { return runtime().concurrent_calls(); }
   std::mutex mutex_;
 };
 
