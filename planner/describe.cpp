@@ -24,6 +24,7 @@ std::string summarize(const Schedule& s) {
   } else
     out += ", unsegmented";
   if (!s.commutative) out += ", rank-ordered (non-commutative op)";
+  if (s.is_view()) out += "; rank " + std::to_string(s.view_rank) + "'s view";
   return out;
 }
 
@@ -36,7 +37,42 @@ std::string format_seconds(double seconds) {
   return buf;
 }
 
+namespace {
+
+// The peers a list of steps talks to, each once, in order of first appearance.
+std::string peer_list(const std::vector<Step>& steps, StepKind kind) {
+  std::vector<int> peers;
+  for (const Step& st : steps)
+    if (st.kind == kind && std::find(peers.begin(), peers.end(), st.peer) == peers.end()) peers.push_back(st.peer);
+  if (peers.empty()) return "none";
+  std::string out;
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    if (i == 8 && peers.size() > 10) return out + ", ... (" + std::to_string(peers.size()) + " ranks)";
+    out += (i ? ", " : "") + std::to_string(peers[i]);
+  }
+  return out;
+}
+
+std::string describe_steps(int rank, const std::vector<Step>& steps) {
+  std::string out = "rank " + std::to_string(rank) + ":";
+  if (steps.empty()) out += " (nothing)";
+  out += "\n";
+  for (const Step& st : steps) out += "  " + describe(st) + "\n";
+  return out;
+}
+
+}  // namespace
+
 std::string describe_schedule(const Schedule& s, bool with_steps) {
+  if (s.is_view()) {
+    // One rank's steps: no tree to draw, but whom it hears from and talks to.
+    const std::vector<Step>& steps = s.steps_of(s.view_rank);
+    std::string out = "rank " + std::to_string(s.view_rank) + " of " + std::to_string(s.nranks) + ": " +
+                      std::to_string(steps.size()) + " steps, " + std::to_string(s.slots_of(s.view_rank)) +
+                      " scratch slots; receives from " + peer_list(steps, StepKind::Recv) + "; sends to " +
+                      peer_list(steps, StepKind::Send) + "\n";
+    return with_steps ? out + describe_steps(s.view_rank, steps) : out;
+  }
   std::string out = "tree (" + std::string(s.collective == Collective::Reduce ? "children send to parents" :
                                                                                  "parents send to children") + "):\n";
   const std::string drawing = draw_tree(tree_of(s));
@@ -46,12 +82,7 @@ std::string describe_schedule(const Schedule& s, bool with_steps) {
     start = end == std::string::npos ? drawing.size() : end + 1;
   }
   if (!with_steps) return out;
-  for (int r = 0; r < s.nranks; ++r) {
-    out += "rank " + std::to_string(r) + ":";
-    if (s.steps[r].empty()) out += " (nothing)";
-    out += "\n";
-    for (const Step& st : s.steps[r]) out += "  " + describe(st) + "\n";
-  }
+  for (int r = 0; r < s.nranks; ++r) out += describe_steps(r, s.steps[r]);
   return out;
 }
 

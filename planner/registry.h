@@ -12,6 +12,10 @@
 namespace canopy::planner {
 
 using PlanFunction = Schedule (*)(const Problem&);
+// One rank's view of the schedule `plan` builds (Schedule::view_rank), step for step
+// the same as project(plan(problem), rank), built in time and memory that follow that
+// rank's steps (plus O(log p) or, for trees that need a global construction, O(p)).
+using ViewFunction = Schedule (*)(const Problem&, int rank);
 
 struct Algorithm {
   std::string_view name;
@@ -23,10 +27,16 @@ struct Algorithm {
   // without them (Request::homogeneous_only), which ends the recursion. Last, with a
   // default, so that rows of four fields stay as they are.
   bool topology_aware = false;
+  // Builds one rank's view directly; null: plan_view projects the whole schedule.
+  ViewFunction view = nullptr;
 };
 
 const std::vector<Algorithm>& algorithms();
 const Algorithm* find_algorithm(Collective collective, std::string_view name);
 std::vector<std::string> algorithm_names(Collective collective);
+
+// Rank `rank`'s view of `algorithm`'s schedule for `problem`: the algorithm's own view
+// function, or the projection of its whole schedule. Throws PlanError as plan does.
+Schedule plan_view(const Algorithm& algorithm, const Problem& problem, int rank);
 
 }  // namespace canopy::planner

@@ -1,6 +1,8 @@
 #include "planner/schedule.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace canopy::planner {
 
@@ -59,6 +61,34 @@ std::int64_t Schedule::largest_segment_count() const {
   std::int64_t largest = 0;
   for (const auto& s : segments) largest = std::max(largest, s.count);
   return largest;
+}
+
+const std::vector<Step>& Schedule::steps_of(int rank) const {
+  if (!holds(rank) || steps.size() <= static_cast<std::size_t>(is_view() ? 0 : rank))
+    throw std::out_of_range("the schedule holds no steps of rank " + std::to_string(rank));
+  return steps[is_view() ? 0 : rank];
+}
+
+int Schedule::slots_of(int rank) const {
+  if (!holds(rank) || slots.size() <= static_cast<std::size_t>(is_view() ? 0 : rank))
+    throw std::out_of_range("the schedule holds no slots of rank " + std::to_string(rank));
+  return slots[is_view() ? 0 : rank];
+}
+
+Schedule project(const Schedule& s, int rank) {
+  Schedule view;
+  view.collective = s.collective;
+  view.algorithm = s.algorithm;
+  view.nranks = s.nranks;
+  view.root = s.root;
+  view.count = s.count;
+  view.element_bytes = s.element_bytes;
+  view.commutative = s.commutative;
+  view.segments = s.segments;
+  view.steps.push_back(s.steps_of(rank));
+  view.slots.push_back(s.slots_of(rank));
+  view.view_rank = rank;
+  return view;
 }
 
 std::size_t Schedule::total_steps() const {

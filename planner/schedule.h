@@ -10,6 +10,12 @@
 // Steps run in list order. Sends and receives are nonblocking when issued; a step
 // that needs data (a send of the accumulator, a reduce of a slot) waits for the
 // receive that produces it. That is exactly how shim/executor interprets it.
+//
+// The same struct also holds a rank view: one rank's steps only (view_rank >= 0), what
+// that rank runs. A view is the projection of the whole schedule onto one rank
+// (project()), and algorithms can build it directly (planner/view.h) in time and
+// memory that follow that rank's steps, not nranks x segments. The validator and the
+// simulator need every rank; the executor and the log take either.
 #pragma once
 
 #include <cstdint>
@@ -65,14 +71,30 @@ struct Schedule {
   std::int64_t element_bytes = 1;  // bytes per element (the datatype's size)
   bool commutative = true;         // whether the reduction may reorder operands
   std::vector<Segment> segments;
-  std::vector<std::vector<Step>> steps;  // steps[rank], in execution order
-  std::vector<int> slots;                // slots[rank]: scratch slots that rank needs
+  std::vector<std::vector<Step>> steps;  // steps[rank], in execution order (a view: steps[0])
+  std::vector<int> slots;                // slots[rank]: scratch slots that rank needs (a view: slots[0])
+  // -1: every rank's steps (the whole schedule). r >= 0: a rank view holding rank r's
+  // steps and slots alone, at index 0.
+  int view_rank = -1;
+
+  bool is_view() const { return view_rank >= 0; }
+  // Whether this schedule holds `rank`'s steps (every rank, or the view's rank).
+  bool holds(int rank) const { return is_view() ? rank == view_rank : rank >= 0 && rank < nranks; }
+  // `rank`'s steps and slots, in a whole schedule or in the view of that rank; throws
+  // std::out_of_range for a rank the schedule does not hold.
+  const std::vector<Step>& steps_of(int rank) const;
+  int slots_of(int rank) const;
 
   std::int64_t bytes() const { return count * element_bytes; }
   std::int64_t segment_bytes(int segment) const { return segments[segment].count * element_bytes; }
   std::int64_t largest_segment_count() const;
   std::size_t total_steps() const;
 };
+
+// The rank view of `schedule` (a whole schedule, or already that rank's view): the
+// same header and segments, `rank`'s steps and slots. Throws std::out_of_range for a
+// rank it does not hold.
+Schedule project(const Schedule& schedule, int rank);
 
 const char* to_string(Collective c);
 const char* to_string(StepKind k);

@@ -84,16 +84,18 @@ json schedule_to_json(const Schedule& s) {
     for (const auto& st : rank) list.push_back(step_to_json(st));
     steps.push_back(std::move(list));
   }
-  return json{{"collective", to_string(s.collective)},
-              {"algorithm", s.algorithm},
-              {"nranks", s.nranks},
-              {"root", s.root},
-              {"count", s.count},
-              {"element_bytes", s.element_bytes},
-              {"commutative", s.commutative},
-              {"segments", std::move(segments)},
-              {"slots", s.slots},
-              {"steps", std::move(steps)}};
+  json out{{"collective", to_string(s.collective)},
+           {"algorithm", s.algorithm},
+           {"nranks", s.nranks},
+           {"root", s.root},
+           {"count", s.count},
+           {"element_bytes", s.element_bytes},
+           {"commutative", s.commutative},
+           {"segments", std::move(segments)},
+           {"slots", s.slots},
+           {"steps", std::move(steps)}};
+  if (s.is_view()) out["view_rank"] = s.view_rank;
+  return out;
 }
 
 Schedule schedule_from_json(const json& j) {
@@ -121,6 +123,10 @@ Schedule schedule_from_json(const json& j) {
     if (!seg.is_array() || seg.size() != 2 || !seg[0].is_number_integer() || !seg[1].is_number_integer())
       bad("a segment must be [first, count]");
     s.segments.push_back({seg[0].get<std::int64_t>(), seg[1].get<std::int64_t>()});
+  }
+  if (auto it = j.find("view_rank"); it != j.end()) {
+    s.view_rank = as_int(*it, "view_rank");
+    if (s.view_rank < 0) bad("view_rank must not be negative");
   }
   for (const auto& n : field("slots")) s.slots.push_back(as_int(n, "slots entry"));
   for (const auto& rank : field("steps")) {

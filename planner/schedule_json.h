@@ -8,7 +8,8 @@
 // Steps are compact tuples: ["send",peer,segment,"input"|"acc"],
 // ["recv",peer,segment,"acc"], ["recv",peer,segment,"slot",slot],
 // ["reduce",segment,slot,"left"|"right"] (which side the received operand is on),
-// ["copy",segment].
+// ["copy",segment]. A rank view (Schedule::view_rank) adds "view_rank": r and lists
+// that rank's steps and slots alone.
 #pragma once
 
 #include <nlohmann/json.hpp>

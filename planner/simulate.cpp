@@ -195,6 +195,11 @@ class EventRun {
 Simulation simulate(const Schedule& schedule, const CostModel& model, const Topology* topology) {
   Matching matching;
   std::vector<std::string> errors;
+  if (schedule.is_view()) {
+    Simulation out;
+    out.error = "rank " + std::to_string(schedule.view_rank) + "'s view holds one rank's steps; simulate the whole schedule";
+    return out;
+  }
   if (topology && topology->nranks() != schedule.nranks) {
     Simulation out;
     out.error = "the topology has " + std::to_string(topology->nranks()) + " ranks, the schedule " +

@@ -40,6 +40,8 @@ Tree tree_from_parents(int root, const std::vector<int>& parent, const std::vect
   return t;
 }
 
+TreeLinks links_of(const Tree& tree, int rank) { return {tree.parent[rank], tree.children[rank]}; }
+
 Schedule blank_schedule(const Problem& p, const std::string& algorithm) {
   check_problem(p);
   Schedule s;
@@ -56,10 +58,30 @@ Schedule blank_schedule(const Problem& p, const std::string& algorithm) {
   return s;
 }
 
-Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::string& algorithm) {
-  Schedule s = blank_schedule(p, algorithm);
-  if (tree.size() != p.nranks) throw PlanError("tree size differs from the communicator");
-  const int nseg = static_cast<int>(s.segments.size());
+Schedule blank_view(const Problem& p, const std::string& algorithm, int rank) {
+  check_problem(p);
+  if (rank < 0 || rank >= p.nranks)
+    throw PlanError("rank " + std::to_string(rank) + " is outside 0.." + std::to_string(p.nranks - 1));
+  Schedule s;
+  s.collective = p.collective;
+  s.algorithm = algorithm;
+  s.nranks = p.nranks;
+  s.root = p.root;
+  s.count = p.count;
+  s.element_bytes = p.element_bytes;
+  s.commutative = p.commutative;
+  s.segments = problem_segments(p);
+  s.steps.assign(1, {});
+  s.slots.assign(1, 0);
+  s.view_rank = rank;
+  return s;
+}
+
+namespace {
+
+// Rank r's steps of a tree reduce (see tree_reduce_schedule); `slots` gets its slot count.
+void emit_tree_reduce(const Problem& p, int nseg, const TreeLinks& links, int tree_root, int r,
+                      std::vector<Step>& out, int& slots) {
   // Without overlap (Langou's models, half or full duplex) computation holds every
   // port, so a rank receives each operand just before combining it: posting every
   // receive first would make it wait for the last operand before its first reduction,
@@ -69,18 +91,15 @@ Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::str
   // k+1 while combining segment k.
   const bool interleave = !p.model.overlap;
   const bool prefetch = p.model.duplex == Duplex::Full && !interleave;
-  for (int r = 0; r < p.nranks; ++r) {
-    auto& out = s.steps[r];
-    const auto& kids = tree.children[r];
-    const int k = static_cast<int>(kids.size());
-    const bool tree_root = r == tree.root;
-    if (k == 0 && !tree_root) {
-      for (int j = 0; j < nseg; ++j) out.push_back(Step::send(tree.parent[r], j, Buffer::Input));
-      continue;
-    }
+  const auto& kids = links.children;
+  const int k = static_cast<int>(kids.size());
+  const bool is_tree_root = r == tree_root;
+  if (k == 0 && !is_tree_root) {
+    for (int j = 0; j < nseg; ++j) out.push_back(Step::send(links.parent, j, Buffer::Input));
+  } else {
     // Two slots per child when the next segment is received while this one is reduced.
     const bool double_buffer = prefetch && nseg > 1;
-    s.slots[r] = double_buffer ? 2 * k : k;
+    slots = double_buffer ? 2 * k : k;
     auto slot = [&](int child, int seg) { return double_buffer ? (seg % 2) * k + child : child; };
     auto post_receives = [&](int seg) {
       for (int i = 0; i < k; ++i) out.push_back(Step::recv_into_slot(kids[i], seg, slot(i, seg)));
@@ -95,15 +114,37 @@ Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::str
         if (interleave && i > 0) out.push_back(Step::recv_into_slot(kids[i], j, slot(i, j)));
         out.push_back(Step::reduce(j, slot(i, j), kids[i] < r));
       }
-      if (!tree_root) out.push_back(Step::send(tree.parent[r], j, Buffer::Accumulator));
+      if (!is_tree_root) out.push_back(Step::send(links.parent, j, Buffer::Accumulator));
     }
   }
-  if (tree.root != p.root) {
-    for (int j = 0; j < nseg; ++j) {
-      s.steps[tree.root].push_back(Step::send(p.root, j, Buffer::Accumulator));
-      s.steps[p.root].push_back(Step::recv_into_accumulator(tree.root, j));
+  // A tree rooted elsewhere forwards the result to the root after everything else.
+  if (tree_root != p.root && r == tree_root)
+    for (int j = 0; j < nseg; ++j) out.push_back(Step::send(p.root, j, Buffer::Accumulator));
+  if (tree_root != p.root && r == p.root)
+    for (int j = 0; j < nseg; ++j) out.push_back(Step::recv_into_accumulator(tree_root, j));
+}
+
+// Rank r's steps of a tree broadcast (see tree_bcast_schedule).
+void emit_tree_bcast(const Problem& p, int nseg, const TreeLinks& links, std::vector<Step>& out) {
+  const bool prefetch = p.model.duplex == Duplex::Full;
+  const bool is_root = links.parent < 0;
+  if (!is_root && prefetch && nseg > 0) out.push_back(Step::recv_into_accumulator(links.parent, 0));
+  for (int j = 0; j < nseg; ++j) {
+    if (!is_root) {
+      const int next = prefetch ? j + 1 : j;
+      if (next < nseg) out.push_back(Step::recv_into_accumulator(links.parent, next));
     }
+    for (int c : links.children) out.push_back(Step::send(c, j));
   }
+}
+
+}  // namespace
+
+Schedule tree_reduce_schedule(const Problem& p, const Tree& tree, const std::string& algorithm) {
+  Schedule s = blank_schedule(p, algorithm);
+  if (tree.size() != p.nranks) throw PlanError("tree size differs from the communicator");
+  const int nseg = static_cast<int>(s.segments.size());
+  for (int r = 0; r < p.nranks; ++r) emit_tree_reduce(p, nseg, links_of(tree, r), tree.root, r, s.steps[r], s.slots[r]);
   return s;
 }
 
@@ -112,19 +153,20 @@ Schedule tree_bcast_schedule(const Problem& p, const Tree& tree, const std::stri
   if (tree.size() != p.nranks || tree.root != p.root)
     throw PlanError("broadcast tree must span the communicator from the root");
   const int nseg = static_cast<int>(s.segments.size());
-  const bool prefetch = p.model.duplex == Duplex::Full;
-  for (int r = 0; r < p.nranks; ++r) {
-    auto& out = s.steps[r];
-    const bool is_root = r == tree.root;
-    if (!is_root && prefetch && nseg > 0) out.push_back(Step::recv_into_accumulator(tree.parent[r], 0));
-    for (int j = 0; j < nseg; ++j) {
-      if (!is_root) {
-        const int next = prefetch ? j + 1 : j;
-        if (next < nseg) out.push_back(Step::recv_into_accumulator(tree.parent[r], next));
-      }
-      for (int c : tree.children[r]) out.push_back(Step::send(c, j));
-    }
-  }
+  for (int r = 0; r < p.nranks; ++r) emit_tree_bcast(p, nseg, links_of(tree, r), s.steps[r]);
+  return s;
+}
+
+Schedule tree_reduce_view(const Problem& p, const TreeLinks& links, int tree_root, int rank,
+                          const std::string& algorithm) {
+  Schedule s = blank_view(p, algorithm, rank);
+  emit_tree_reduce(p, static_cast<int>(s.segments.size()), links, tree_root, rank, s.steps[0], s.slots[0]);
+  return s;
+}
+
+Schedule tree_bcast_view(const Problem& p, const TreeLinks& links, int rank, const std::string& algorithm) {
+  Schedule s = blank_view(p, algorithm, rank);
+  emit_tree_bcast(p, static_cast<int>(s.segments.size()), links, s.steps[0]);
   return s;
 }
 

@@ -23,10 +23,19 @@ struct Tree {
   void check() const;
 };
 
+// One rank's place in a tree: everything its steps depend on.
+struct TreeLinks {
+  int parent = -1;            // -1 at the tree's root
+  std::vector<int> children;  // in the order the rank talks to them
+};
+TreeLinks links_of(const Tree& tree, int rank);
+
 // The frame every algorithm fills: the problem's fields, the segment layout of
 // problem_segments() (uniform, or the problem's explicit nonuniform layout), and no
 // steps or slots yet. Throws PlanError for a problem check_problem rejects.
 Schedule blank_schedule(const Problem& problem, const std::string& algorithm);
+// The same frame for rank `rank`'s view: one empty step list (Schedule::view_rank).
+Schedule blank_view(const Problem& problem, const std::string& algorithm, int rank);
 
 // Builds a tree from parent links; each rank's children are listed in `order`
 // (ranks earlier in `order` come first).
@@ -47,6 +56,14 @@ Schedule tree_reduce_schedule(const Problem& problem, const Tree& tree, const st
 // Broadcast over `tree`: each rank receives a segment from its parent and forwards it
 // to its children in children order.
 Schedule tree_bcast_schedule(const Problem& problem, const Tree& tree, const std::string& algorithm);
+
+// Rank `rank`'s view of tree_reduce_schedule / tree_bcast_schedule, built from that
+// rank's links alone (O(its steps)): how tree algorithms plan at any scale. For a
+// reduce, `tree_root` is the tree's root (when it is not problem.root, it forwards
+// the result there).
+Schedule tree_reduce_view(const Problem& problem, const TreeLinks& links, int tree_root, int rank,
+                          const std::string& algorithm);
+Schedule tree_bcast_view(const Problem& problem, const TreeLinks& links, int rank, const std::string& algorithm);
 
 // The text drawing of a tree (one rank a line, children indented), for logs and tools.
 std::string draw_tree(const Tree& tree);

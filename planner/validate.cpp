@@ -33,8 +33,12 @@ std::string where(int rank, int index, const Step& step) {
 bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
   if (s.nranks < 1) errors.push_back("nranks must be at least 1");
   if (s.root < 0 || s.root >= s.nranks) errors.push_back("root outside the communicator");
-  if (static_cast<int>(s.steps.size()) != s.nranks) errors.push_back("steps must list every rank");
-  if (static_cast<int>(s.slots.size()) != s.nranks) errors.push_back("slots must list every rank");
+  const int held = s.is_view() ? 1 : s.nranks;  // step lists the schedule holds
+  if (s.is_view() && s.view_rank >= s.nranks) errors.push_back("view_rank outside the communicator");
+  if (static_cast<int>(s.steps.size()) != held)
+    errors.push_back(s.is_view() ? "a rank view holds one step list" : "steps must list every rank");
+  if (static_cast<int>(s.slots.size()) != held)
+    errors.push_back(s.is_view() ? "a rank view holds one slot count" : "slots must list every rank");
   if (s.element_bytes < 1) errors.push_back("element_bytes must be positive");
   else if (s.count > std::numeric_limits<std::int64_t>::max() / s.element_bytes)
     errors.push_back("count * element_bytes overflows");
@@ -61,10 +65,11 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
                                         std::to_string(s.count) + " elements");
   if (!errors.empty()) return false;
   const int nseg = static_cast<int>(s.segments.size());
-  for (int r = 0; r < s.nranks; ++r) {
-    if (s.slots[r] < 0) errors.push_back("rank " + std::to_string(r) + " has a negative number of slots");
-    for (int i = 0; i < static_cast<int>(s.steps[r].size()); ++i) {
-      const Step& st = s.steps[r][i];
+  for (int h = 0; h < held; ++h) {
+    const int r = s.is_view() ? s.view_rank : h;
+    if (s.slots[h] < 0) errors.push_back("rank " + std::to_string(r) + " has a negative number of slots");
+    for (int i = 0; i < static_cast<int>(s.steps[h].size()); ++i) {
+      const Step& st = s.steps[h][i];
       const bool comm = st.kind == StepKind::Send || st.kind == StepKind::Recv;
       if (st.segment < 0 || st.segment >= nseg) errors.push_back(where(r, i, st) + ": no such segment");
       if (comm && (st.peer < 0 || st.peer >= s.nranks || st.peer == r))
@@ -332,7 +337,11 @@ class SymbolicRun {
 
 Validation validate(const Schedule& schedule) {
   Validation v;
-  if (check_shape(schedule, v.errors)) {
+  if (schedule.is_view()) {
+    // Pairing messages and proving progress take every rank's steps.
+    v.errors.push_back("rank " + std::to_string(schedule.view_rank) +
+                       "'s view holds one rank's steps; validate the whole schedule");
+  } else if (check_shape(schedule, v.errors)) {
     Matching matching;
     if (match_messages(schedule, matching, v.errors)) SymbolicRun(schedule, matching).run(v.errors);
   }

@@ -24,10 +24,12 @@ struct Validation {
   std::string summary() const;      // first errors joined, for one log line
 };
 
+// A rank view is rejected: proving it takes every rank's steps.
 Validation validate(const Schedule& schedule);
 
 // The checks every other one relies on: ranks, root, a segment layout covering the
-// message, and every peer, segment and slot index in range. Returns false and appends
+// message, and every peer, segment and slot index in range (in a rank view, that
+// rank's). Returns false and appends
 // to `errors` when one fails. validate() and simulate() start with it, so a schedule
 // read from anywhere (a log, a file) cannot make them index out of range.
 bool check_shape(const Schedule& schedule, std::vector<std::string>& errors);

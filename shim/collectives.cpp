@@ -22,7 +22,7 @@ void carve_scratch(CommState& state, const planner::Schedule& s, const DatatypeL
                    std::int64_t accumulator_elements, ExecutionBuffers& b, void** accumulator) {
   const std::size_t acc_bytes = round_up(layout.span(accumulator_elements));
   const std::size_t slot_bytes = round_up(layout.span(s.largest_segment_count()));
-  const int nslots = s.slots[state.rank()];
+  const int nslots = s.slots_of(state.rank());
   char* base = state.workspace().get(acc_bytes + slot_bytes * static_cast<std::size_t>(nslots) + 64);
   if (accumulator) *accumulator = layout.origin(base);
   b.slots.resize(nslots);

@@ -163,7 +163,7 @@ void corrupt(planner::Schedule& s) {
 }
 
 bool writes_accumulator(const planner::Schedule& s, int rank) {
-  for (const planner::Step& st : s.steps[rank])
+  for (const planner::Step& st : s.steps_of(rank))
     if (st.kind != planner::StepKind::Send && !(st.kind == planner::StepKind::Recv && st.buffer == planner::Buffer::Slot))
       return true;
   return false;

@@ -38,7 +38,7 @@ class RankRun {
   }
 
   int run() {
-    const std::vector<Step>& steps = s_.steps[rank_];
+    const std::vector<Step>& steps = s_.steps_of(rank_);
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
       switch (fused_[i]) {
@@ -81,7 +81,7 @@ class RankRun {
   enum class Fused : unsigned char { No, RecvIntoAccumulator, SkipCopy, ReduceInput };
 
   void find_fusions() {
-    const std::vector<Step>& steps = s_.steps[rank_];
+    const std::vector<Step>& steps = s_.steps_of(rank_);
     fused_.assign(steps.size(), Fused::No);
     if (b_.input_is_accumulator) return;
     for (std::size_t r = 0; r < steps.size(); ++r) {

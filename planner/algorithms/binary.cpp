@@ -27,6 +27,9 @@
 // root p-1 its mirror (post-order, combining from the left); another root r gets the
 // post-order complete tree of 0..r-1 as its left child and the pre-order complete tree
 // of r+1..p-1 as its right child, so every rank order is kept with no extra message.
+//
+// Rank views: a rank finds its parent and children by descending the layout from the
+// top to its own slot (layout_links), O(log p), without laying out the tree.
 #include <algorithm>
 
 #include "planner/tree.h"
@@ -97,7 +100,59 @@ Tree ordered_binary(int p, int root) {
   return tree_from_parents(root, parent, order);
 }
 
+// The links of slot v in lay_out(lo, n, pre, ...), whose root's parent is `parent`:
+// the same descent lay_out makes, following only the subtree that holds v.
+TreeLinks layout_links(int lo, int n, bool pre, int v, int parent) {
+  auto root_of = [pre](int start, int count) { return pre ? start : start + count - 1; };
+  while (true) {
+    const int left = left_size(n), right = n - 1 - left;
+    const int node = pre ? lo : lo + n - 1;
+    const int a_lo = pre ? lo + 1 : node - left;  // the subtree combined first
+    const int b_lo = pre ? lo + 1 + left : lo;
+    if (v == node) {
+      TreeLinks out;
+      out.parent = parent;
+      if (left > 0) out.children.push_back(root_of(a_lo, left));
+      if (right > 0) out.children.push_back(root_of(b_lo, right));
+      return out;
+    }
+    parent = node;
+    if (v >= a_lo && v < a_lo + left) {
+      lo = a_lo;
+      n = left;
+    } else {
+      lo = b_lo;
+      n = right;
+    }
+  }
+}
+
+// Rank r's place in relative_binary(p, root) (commutative) or ordered_binary(p, root).
+TreeLinks binary_links(int p, int root, int r, bool ordered) {
+  if (!ordered) {
+    TreeLinks out = layout_links(0, p, true, ((r - root) % p + p) % p, -1);
+    auto absolute = [&](int v) { return v < 0 ? v : (root + v) % p; };
+    out.parent = absolute(out.parent);
+    for (int& c : out.children) c = absolute(c);
+    return out;
+  }
+  if (root == 0 || root == p - 1) return layout_links(0, p, root == 0, r, -1);
+  if (r == root) return TreeLinks{-1, {root - 1, root + 1}};
+  return r < root ? layout_links(0, root, false, r, root) : layout_links(root + 1, p - 1 - root, true, r, root);
+}
+
 }  // namespace
+
+Schedule view_binary_reduce(const Problem& problem, int rank) {
+  check_problem(problem);
+  return tree_reduce_view(problem, binary_links(problem.nranks, problem.root, rank, !problem.commutative),
+                          problem.root, rank, "binary");
+}
+
+Schedule view_binary_bcast(const Problem& problem, int rank) {
+  check_problem(problem);
+  return tree_bcast_view(problem, binary_links(problem.nranks, problem.root, rank, false), rank, "binary");
+}
 
 Schedule plan_binary_reduce(const Problem& problem) {
   check_problem(problem);

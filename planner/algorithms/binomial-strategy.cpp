@@ -34,4 +34,9 @@ Schedule plan_binomial_strategy_reduce(const Problem& problem) {
                                     "binomial-strategy");
 }
 
+Schedule view_binomial_strategy_reduce(const Problem& problem, int rank) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  return canon::view_reduction_tree(problem, canon::binomial_strategy(problem.nranks, costs.d, costs.c), costs, "binomial-strategy", rank);
+}
+
 }  // namespace canopy::planner

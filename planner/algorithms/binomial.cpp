@@ -13,6 +13,9 @@
 // so the tree is built over absolute ranks rooted at rank 0, every subtree is then a
 // contiguous rank range with the children to the right, and rank 0 forwards the
 // result to the root (one more message, as MPICH does).
+//
+// Rank views: a rank's parent and children follow from its relative number alone
+// (binomial_links), O(log p), so a rank plans its part at any p without the tree.
 #include <algorithm>
 
 #include "planner/tree.h"
@@ -36,7 +39,30 @@ Tree binomial_tree(int p, int root, bool largest_first) {
   return t;
 }
 
+// Rank r's place in binomial_tree(p, root, largest_first), from r alone.
+TreeLinks binomial_links(int p, int root, int r, bool largest_first) {
+  TreeLinks out;
+  const int v = ((r - root) % p + p) % p;
+  if (v != 0) out.parent = ((v & (v - 1)) + root) % p;
+  const int limit = v == 0 ? p : (v & -v);
+  for (int mask = 1; mask < limit && v + mask < p; mask <<= 1) out.children.push_back((v + mask + root) % p);
+  if (largest_first) std::reverse(out.children.begin(), out.children.end());
+  return out;
+}
+
 }  // namespace
+
+Schedule view_binomial_reduce(const Problem& problem, int rank) {
+  check_problem(problem);
+  const int tree_root = problem.commutative ? problem.root : 0;
+  return tree_reduce_view(problem, binomial_links(problem.nranks, tree_root, rank, false), tree_root, rank,
+                          "binomial");
+}
+
+Schedule view_binomial_bcast(const Problem& problem, int rank) {
+  check_problem(problem);
+  return tree_bcast_view(problem, binomial_links(problem.nranks, problem.root, rank, true), rank, "binomial");
+}
 
 Schedule plan_binomial_reduce(const Problem& problem) {
   const int tree_root = problem.commutative ? problem.root : 0;

@@ -331,14 +331,28 @@ Tree rank_tree(const std::vector<int>& child, const std::vector<double>& arrival
   return t;
 }
 
-Schedule plan_reduction_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs,
-                             const std::string& algorithm) {
+namespace {
+
+Tree ranked_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs, const std::string& algorithm) {
   check_problem(problem);
   if (problem.collective != Collective::Reduce) throw PlanError(algorithm + " plans reductions only");
   if (tree.size() != problem.nranks) throw PlanError(algorithm + ": tree size differs from the communicator");
   const std::vector<double> arrival = proposition3_times(tree.child, costs.d, costs.c);
-  return tree_reduce_schedule(problem, rank_tree(tree.child, arrival, problem.root, problem.commutative),
-                              algorithm);
+  return rank_tree(tree.child, arrival, problem.root, problem.commutative);
+}
+
+}  // namespace
+
+Schedule plan_reduction_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs,
+                             const std::string& algorithm) {
+  return tree_reduce_schedule(problem, ranked_tree(problem, tree, costs, algorithm), algorithm);
+}
+
+Schedule view_reduction_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs,
+                             const std::string& algorithm, int rank) {
+  const Tree ranked = ranked_tree(problem, tree, costs, algorithm);
+  if (rank < 0 || rank >= ranked.size()) throw PlanError(algorithm + ": no rank " + std::to_string(rank));
+  return tree_reduce_view(problem, links_of(ranked, rank), ranked.root, rank, algorithm);
 }
 
 }  // namespace canopy::planner::canon

@@ -24,6 +24,8 @@
 // (each operand from the right) and 0 -> 1 -> ... -> r-1 -> r (from the left): rank
 // order with no extra message. For r = 0 or p-1 it is one chain; otherwise the root
 // receives from two neighbours, the shorter arm first (its data is ready first).
+//
+// Rank views: a rank's neighbours follow from its number, O(1) (chain_links).
 #include <utility>
 
 #include "planner/tree.h"
@@ -54,7 +56,41 @@ Tree two_arm_chain(int p, int root) {
   return tree_from_parents(root, parent, order);
 }
 
+// Rank r's place in relative_chain(p, root) or two_arm_chain(p, root), from r alone.
+TreeLinks chain_links(int p, int root, int r, bool two_arms) {
+  TreeLinks out;
+  if (!two_arms) {
+    const int v = ((r - root) % p + p) % p;
+    if (v > 0) out.parent = (root + v - 1) % p;
+    if (v + 1 < p) out.children.push_back((root + v + 1) % p);
+    return out;
+  }
+  if (r > root) {
+    out.parent = r - 1;
+    if (r + 1 < p) out.children.push_back(r + 1);
+  } else if (r < root) {
+    out.parent = r + 1;
+    if (r > 0) out.children.push_back(r - 1);
+  } else {
+    if (root > 0) out.children.push_back(root - 1);
+    if (root + 1 < p) out.children.push_back(root + 1);
+    if (out.children.size() == 2 && root > p - 1 - root) std::swap(out.children[0], out.children[1]);
+  }
+  return out;
+}
+
 }  // namespace
+
+Schedule view_chain_reduce(const Problem& problem, int rank) {
+  check_problem(problem);
+  return tree_reduce_view(problem, chain_links(problem.nranks, problem.root, rank, !problem.commutative),
+                          problem.root, rank, "chain");
+}
+
+Schedule view_chain_bcast(const Problem& problem, int rank) {
+  check_problem(problem);
+  return tree_bcast_view(problem, chain_links(problem.nranks, problem.root, rank, false), rank, "chain");
+}
 
 Schedule plan_chain_reduce(const Problem& problem) {
   check_problem(problem);

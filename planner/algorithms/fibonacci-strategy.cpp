@@ -33,4 +33,9 @@ Schedule plan_fibonacci_strategy_reduce(const Problem& problem) {
                                     "fibonacci-strategy");
 }
 
+Schedule view_fibonacci_strategy_reduce(const Problem& problem, int rank) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  return canon::view_reduction_tree(problem, canon::fibonacci_strategy(problem.nranks, costs.d, costs.c), costs, "fibonacci-strategy", rank);
+}
+
 }  // namespace canopy::planner

@@ -15,6 +15,9 @@
 // r-1, r-2, ..., 0 (each the left operand) and then r+1, ..., p-1 (each the right
 // one), so its accumulator always holds a contiguous rank range: any root, no extra
 // message. A commutative reduce uses the same order (it costs the same).
+//
+// Rank views: a rank other than the root has the root as parent and no children; the
+// root's children are every other rank (its own O(p) steps).
 #include "planner/tree.h"
 
 namespace canopy::planner {
@@ -29,7 +32,28 @@ Tree flat_tree(int p, int root) {
   return tree_from_parents(root, parent, order);
 }
 
+TreeLinks flat_links(int p, int root, int r) {
+  TreeLinks out;
+  if (r != root) {
+    out.parent = root;
+    return out;
+  }
+  for (int c = root - 1; c >= 0; --c) out.children.push_back(c);
+  for (int c = root + 1; c < p; ++c) out.children.push_back(c);
+  return out;
+}
+
 }  // namespace
+
+Schedule view_flat_reduce(const Problem& problem, int rank) {
+  check_problem(problem);
+  return tree_reduce_view(problem, flat_links(problem.nranks, problem.root, rank), problem.root, rank, "flat");
+}
+
+Schedule view_flat_bcast(const Problem& problem, int rank) {
+  check_problem(problem);
+  return tree_bcast_view(problem, flat_links(problem.nranks, problem.root, rank), rank, "flat");
+}
 
 Schedule plan_flat_reduce(const Problem& problem) {
   check_problem(problem);

@@ -55,4 +55,10 @@ Schedule plan_greedy_reducers_reduce(const Problem& problem) {
       "greedy-reducers");
 }
 
+Schedule view_greedy_reducers_reduce(const Problem& problem, int rank) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  const int K = canon::reducer_limit(problem);
+  return canon::view_reduction_tree(problem, canon::canon_greedy_limited_reducers(problem.nranks, costs.d, costs.c, K), costs, "greedy-reducers", rank);
+}
+
 }  // namespace canopy::planner

@@ -74,4 +74,10 @@ Schedule plan_greedy_transfers_reduce(const Problem& problem) {
       "greedy-transfers");
 }
 
+Schedule view_greedy_transfers_reduce(const Problem& problem, int rank) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  const int K = canon::transfer_limit(problem);
+  return canon::view_reduction_tree(problem, canon::canon_greedy_limited_transfers(problem.nranks, costs.d, costs.c, K), costs, "greedy-transfers", rank);
+}
+
 }  // namespace canopy::planner

@@ -80,4 +80,9 @@ Schedule plan_greedy_reduce(const Problem& problem) {
                                     "greedy");
 }
 
+Schedule view_greedy_reduce(const Problem& problem, int rank) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  return canon::view_reduction_tree(problem, canon::canon_greedy(problem.nranks, costs.d, costs.c), costs, "greedy", rank);
+}
+
 }  // namespace canopy::planner

@@ -34,6 +34,7 @@
 //    the next one. Even relative ranks send first and odd ones receive first; for odd
 //    p the two even neighbours p-1 and 0 meet, but 0 first serves its send to the odd
 //    rank 1, so no cycle of waits remains (the simulator checks p = 1..33).
+//  * Rank views: a rank's steps follow from its relative number, p and the blocks.
 #include <algorithm>
 #include <string>
 
@@ -100,52 +101,63 @@ Blocks block_layout(const Problem& problem) {
   return out;
 }
 
+// Relative rank v's steps: its part of the scatter, then of the ring. Depends on v,
+// p and the block layout only, so a rank view is O(its steps) = O(p + segments).
+void emit_rank(const Problem& problem, const Blocks& blocks, int v, std::vector<Step>& out) {
+  const int p = problem.nranks, k = blocks.count();
+  if (k == 0) return;
+  auto rank = [&](int u) { return (problem.root + u) % p; };
+  auto send_block = [&](int to, int b) {
+    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::send(to, j));
+  };
+  auto recv_block = [&](int from, int b) {
+    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::recv_into_accumulator(from, j));
+  };
+  // Scatter.
+  if (v != 0) {
+    std::vector<int> mine;
+    bundle(p, k, v, mine);
+    const int parent = v & (v - 1);
+    for (int b : mine) recv_block(rank(parent), b);
+  }
+  for (int c : children(p, v)) {
+    std::vector<int> theirs;
+    bundle(p, k, c, theirs);
+    for (int b : theirs) send_block(rank(c), b);
+  }
+  // Ring allgather.
+  const int next = (v + 1) % p, prev = (v + p - 1) % p;
+  for (int step = 0; step + 1 < p; ++step) {
+    const int out_block = ((v - step) % p + p) % p;
+    const int in_block = ((v - 1 - step) % p + p) % p;
+    const bool sends = out_block < k && !in_subtree(p, next, out_block);
+    const bool receives = in_block < k && !in_subtree(p, v, in_block);
+    if (v % 2 == 0) {
+      if (sends) send_block(rank(next), out_block);
+      if (receives) recv_block(rank(prev), in_block);
+    } else {
+      if (receives) recv_block(rank(prev), in_block);
+      if (sends) send_block(rank(next), out_block);
+    }
+  }
+}
+
 }  // namespace
 
 Schedule plan_scatter_allgather_bcast(const Problem& problem) {
   Schedule s = blank_schedule(problem, "scatter-allgather");
   const Blocks blocks = block_layout(problem);
   s.segments = blocks.segments;
-  const int p = problem.nranks, k = blocks.count();
-  if (k == 0) return s;
-  auto rank = [&](int v) { return (problem.root + v) % p; };
-  auto send_block = [&](std::vector<Step>& out, int to, int b) {
-    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::send(to, j));
-  };
-  auto recv_block = [&](std::vector<Step>& out, int from, int b) {
-    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::recv_into_accumulator(from, j));
-  };
+  for (int v = 0; v < problem.nranks; ++v) emit_rank(problem, blocks, v, s.steps[(problem.root + v) % problem.nranks]);
+  return s;
+}
 
-  for (int v = 0; v < p; ++v) {
-    auto& out = s.steps[rank(v)];
-    // Scatter.
-    if (v != 0) {
-      std::vector<int> mine;
-      bundle(p, k, v, mine);
-      const int parent = v & (v - 1);
-      for (int b : mine) recv_block(out, rank(parent), b);
-    }
-    for (int c : children(p, v)) {
-      std::vector<int> theirs;
-      bundle(p, k, c, theirs);
-      for (int b : theirs) send_block(out, rank(c), b);
-    }
-    // Ring allgather.
-    const int next = (v + 1) % p, prev = (v + p - 1) % p;
-    for (int step = 0; step + 1 < p; ++step) {
-      const int out_block = ((v - step) % p + p) % p;
-      const int in_block = ((v - 1 - step) % p + p) % p;
-      const bool sends = out_block < k && !in_subtree(p, next, out_block);
-      const bool receives = in_block < k && !in_subtree(p, v, in_block);
-      if (v % 2 == 0) {
-        if (sends) send_block(out, rank(next), out_block);
-        if (receives) recv_block(out, rank(prev), in_block);
-      } else {
-        if (receives) recv_block(out, rank(prev), in_block);
-        if (sends) send_block(out, rank(next), out_block);
-      }
-    }
-  }
+Schedule view_scatter_allgather_bcast(const Problem& problem, int rank) {
+  Schedule s = blank_view(problem, "scatter-allgather", rank);
+  const Blocks blocks = block_layout(problem);
+  s.segments = blocks.segments;
+  const int p = problem.nranks;
+  emit_rank(problem, blocks, ((rank - problem.root) % p + p) % p, s.steps[0]);
   return s;
 }
 
