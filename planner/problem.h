@@ -42,6 +42,14 @@ struct Problem {
   std::int64_t bytes() const { return count * element_bytes; }
 };
 
+// A schedule's predicted makespan, in the model's units. Exact: what simulate() gives
+// for the schedule, up to rounding; otherwise an estimate (planner/select.h says when
+// each is used).
+struct Price {
+  double makespan = 0;
+  bool exact = false;
+};
+
 // Raised when a problem cannot be planned; the shim falls back to native MPI.
 struct PlanError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -55,29 +55,46 @@ Schedule plan_grid_ecef_lat_bcast(const Problem&);
 Schedule plan_grid_ecef_lat_max_bcast(const Problem&);
 Schedule plan_grid_bottomup_bcast(const Problem&);
 
+// Prices (Algorithm::price); the others are simulated when affordable (select.h).
+Price price_binomial_reduce(const Problem&);
+Price price_flat_reduce(const Problem&);
+Price price_chain_reduce(const Problem&);
+Price price_binary_reduce(const Problem&);
+Price price_greedy_reduce(const Problem&);
+Price price_greedy_transfers_reduce(const Problem&);
+Price price_greedy_reducers_reduce(const Problem&);
+Price price_binomial_strategy_reduce(const Problem&);
+Price price_fibonacci_strategy_reduce(const Problem&);
+Price price_binomial_bcast(const Problem&);
+Price price_flat_bcast(const Problem&);
+Price price_chain_bcast(const Problem&);
+Price price_binary_bcast(const Problem&);
+Price price_scatter_allgather_bcast(const Problem&);
+
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
       {"binomial", Collective::Reduce, plan_binomial_reduce,
-       "binomial tree, ceil(log2 p) rounds; rank-ordered for non-commutative ops", false, view_binomial_reduce},
-      {"flat", Collective::Reduce, plan_flat_reduce, "the root combines every operand itself; rank-ordered", false, view_flat_reduce},
+       "binomial tree, ceil(log2 p) rounds; rank-ordered for non-commutative ops", false, view_binomial_reduce, price_binomial_reduce},
+      {"flat", Collective::Reduce, plan_flat_reduce, "the root combines every operand itself; rank-ordered", false, view_flat_reduce, price_flat_reduce},
       {"chain", Collective::Reduce, plan_chain_reduce,
-       "pipeline along the ranks, segment after segment; rank-ordered for non-commutative ops", false, view_chain_reduce},
+       "pipeline along the ranks, segment after segment; rank-ordered for non-commutative ops", false, view_chain_reduce, price_chain_reduce},
       {"binary", Collective::Reduce, plan_binary_reduce,
-       "complete binary tree, pipelined; rank-ordered for non-commutative ops", false, view_binary_reduce},
+       "complete binary tree, pipelined; rank-ordered for non-commutative ops", false, view_binary_reduce, price_binary_reduce},
       {"greedy-segmented", Collective::Reduce, plan_greedy_segmented_reduce,
-       "Langou's unidirectional greedy: a tree per segment; commutative ops only"},
+       "Langou's unidirectional greedy: a tree per segment; commutative ops only", false, nullptr, nullptr, true},
       {"greedy-bidirectional", Collective::Reduce, plan_greedy_bidirectional_reduce,
-       "Langou's greedy for full-duplex ranks: a tree per segment; commutative ops only"},
+       "Langou's greedy for full-duplex ranks: a tree per segment; commutative ops only", false, nullptr, nullptr,
+       true},
       {"greedy", Collective::Reduce, plan_greedy_reduce,
-       "Canon & Antoniu Algorithm 1: optimal tree when transfers overlap reductions", false, view_greedy_reduce},
+       "Canon & Antoniu Algorithm 1: optimal tree when transfers overlap reductions", false, view_greedy_reduce, price_greedy_reduce, true},
       {"greedy-transfers", Collective::Reduce, plan_greedy_transfers_reduce,
-       "Canon & Antoniu Algorithm 2: tree optimal for at most `limit` concurrent transfers", false, view_greedy_transfers_reduce},
+       "Canon & Antoniu Algorithm 2: tree optimal for at most `limit` concurrent transfers", false, view_greedy_transfers_reduce, price_greedy_transfers_reduce, true},
       {"greedy-reducers", Collective::Reduce, plan_greedy_reducers_reduce,
-       "Canon & Antoniu Algorithm 3: optimal tree with at most `limit` reducing ranks", false, view_greedy_reducers_reduce},
+       "Canon & Antoniu Algorithm 3: optimal tree with at most `limit` reducing ranks", false, view_greedy_reducers_reduce, price_greedy_reducers_reduce, true},
       {"binomial-strategy", Collective::Reduce, plan_binomial_strategy_reduce,
-       "Algorithm 1 as if min(d,c)=0 (binomial trees), pipelined; within 2x of optimal", false, view_binomial_strategy_reduce},
+       "Algorithm 1 as if min(d,c)=0 (binomial trees), pipelined; within 2x of optimal", false, view_binomial_strategy_reduce, price_binomial_strategy_reduce, true},
       {"fibonacci-strategy", Collective::Reduce, plan_fibonacci_strategy_reduce,
-       "Algorithm 1 as if d=c (Fibonacci trees), pipelined; within 2x of optimal", false, view_fibonacci_strategy_reduce},
+       "Algorithm 1 as if d=c (Fibonacci trees), pipelined; within 2x of optimal", false, view_fibonacci_strategy_reduce, price_fibonacci_strategy_reduce, true},
       {"snf", Collective::Reduce, plan_snf_reduce,
        "Liu & Wang slowest node first, for ranks of different speeds; within 2x of optimal; commutative ops only",
        true},
@@ -97,12 +114,13 @@ const std::vector<Algorithm>& algorithms() {
        "grid tree between clusters: ECEF, look ahead to the latest done, reversed; commutative ops only", true},
       {"grid-bottomup", Collective::Reduce, plan_grid_bottomup_reduce,
        "grid tree between clusters: the latest done cluster first, reversed; commutative ops only", true},
-      {"binomial", Collective::Bcast, plan_binomial_bcast, "binomial tree, ceil(log2 p) rounds", false, view_binomial_bcast},
-      {"flat", Collective::Bcast, plan_flat_bcast, "the root sends to every rank itself", false, view_flat_bcast},
-      {"chain", Collective::Bcast, plan_chain_bcast, "pipeline along the ranks from the root", false, view_chain_bcast},
-      {"binary", Collective::Bcast, plan_binary_bcast, "complete binary tree, pipelined", false, view_binary_bcast},
+      {"binomial", Collective::Bcast, plan_binomial_bcast, "binomial tree, ceil(log2 p) rounds", false, view_binomial_bcast, price_binomial_bcast},
+      {"flat", Collective::Bcast, plan_flat_bcast, "the root sends to every rank itself", false, view_flat_bcast, price_flat_bcast},
+      {"chain", Collective::Bcast, plan_chain_bcast, "pipeline along the ranks from the root", false, view_chain_bcast, price_chain_bcast},
+      {"binary", Collective::Bcast, plan_binary_bcast, "complete binary tree, pipelined", false, view_binary_bcast, price_binary_bcast},
       {"scatter-allgather", Collective::Bcast, plan_scatter_allgather_bcast,
-       "van de Geijn: binomial scatter of p blocks, then a ring allgather", false, view_scatter_allgather_bcast},
+       "van de Geijn: binomial scatter of p blocks, then a ring allgather", false, view_scatter_allgather_bcast,
+       price_scatter_allgather_bcast},
       {"hierarchical", Collective::Bcast, plan_hierarchical_bcast,
        "one level between clusters (or nodes) and one inside each, composed and pipelined", true},
       {"grid-flat", Collective::Bcast, plan_grid_flat_bcast,

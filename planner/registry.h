@@ -16,6 +16,9 @@ using PlanFunction = Schedule (*)(const Problem&);
 // the same as project(plan(problem), rank), built in time and memory that follow that
 // rank's steps (plus O(log p) or, for trees that need a global construction, O(p)).
 using ViewFunction = Schedule (*)(const Problem&, int rank);
+// The makespan of the schedule `plan` builds, without building it (Price::exact when it
+// is simulate()'s under the problem's model). Throws PlanError as plan does.
+using PriceFunction = Price (*)(const Problem&);
 
 struct Algorithm {
   std::string_view name;
@@ -29,6 +32,13 @@ struct Algorithm {
   bool topology_aware = false;
   // Builds one rank's view directly; null: plan_view projects the whole schedule.
   ViewFunction view = nullptr;
+  // Prices without the schedule; null: only simulating the whole schedule can.
+  PriceFunction price = nullptr;
+  // Its tree comes from a construction over all ranks (Canon & Antoniu's greedy
+  // algorithms, O(p log p); Langou's, O(p x events)): `auto` leaves it out above
+  // kGlobalPlanningLimit ranks (select.h), where that alone would outlast the budget of
+  // a plan. Forced by name, it still plans at any size.
+  bool global = false;
 };
 
 const std::vector<Algorithm>& algorithms();

@@ -1,8 +1,10 @@
 #include "planner/select.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "planner/registry.h"
+#include "planner/segments.h"
 #include "planner/simulate.h"
 #include "planner/validate.h"
 
@@ -30,12 +32,75 @@ std::vector<std::int64_t> segment_candidates(std::int64_t bytes) {
   return out;
 }
 
-std::vector<Plan> rank_plans(Problem problem, const Request& request) {
-  check_problem(problem);
+namespace {
+
+// Prices equal up to rounding compare equal (40 bits of mantissa), so that a formula
+// and a simulation of the same makespan, or two trees of one shape, tie and the
+// registry's order decides, as it did when everything was simulated.
+double quantized(double x) {
+  int e = 0;
+  const double m = std::frexp(x, &e);
+  return std::ldexp(std::round(std::ldexp(m, 40)), e - 40);
+}
+
+// About how many steps the whole schedule would have, from nranks and segments alone:
+// a tree schedule has up to four steps per rank and segment; scatter-allgather moves
+// every block through a ring of p ranks.
+std::int64_t estimated_steps(const Algorithm& a, const Problem& q) {
+  std::int64_t segments = 1;
+  const std::int64_t bytes = q.bytes();
+  if (!q.segment_counts.empty()) segments = static_cast<std::int64_t>(q.segment_counts.size());
+  else if (q.segment_bytes > 0 && q.segment_bytes < bytes) segments = bytes / q.segment_bytes + 1;
+  const std::int64_t p = q.nranks;
+  if (a.collective == Collective::Bcast && a.name == "scatter-allgather") return 2 * p * (p + segments);
+  return 4 * p * std::min<std::int64_t>(segments, kMaxSegments);
+}
+
+// One candidate's price, the cheapest way that is exact, else an estimate (select.h);
+// false when it cannot be priced (then `why` says why).
+bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::string& why) {
+  try {
+    if (a.price) {
+      out = a.price(q);
+      if (out.exact) return true;
+    }
+    if (estimated_steps(a, q) <= kSimulationBudget) {
+      const Simulation sim = simulate(a.plan(q), q.model, q.topology.get());
+      if (!sim.ok) {
+        why = std::string(a.name) + ": " + sim.error;
+        return false;
+      }
+      out = {sim.makespan, true};
+      return true;
+    }
+    if (a.price) return true;  // the estimate
+    why = std::string(a.name) + ": no formula prices it and its schedule (about " +
+          std::to_string(estimated_steps(a, q)) + " steps) is too large to simulate";
+    return false;
+  } catch (const PlanError& e) {
+    // An algorithm may decline a problem (e.g. it cannot keep rank order for a
+    // non-commutative operation); the others still compete.
+    why = std::string(a.name) + ": " + e.what();
+    return false;
+  }
+}
+
+const Algorithm& algorithm_of(const Problem& problem, const Choice& choice) {
+  const Algorithm* a = find_algorithm(problem.collective, choice.algorithm);
+  if (!a) throw PlanError(std::string("no ") + to_string(problem.collective) + " algorithm named '" + choice.algorithm + "'");
+  return *a;
+}
+
+}  // namespace
+
+std::vector<Choice> rank_choices(const Problem& original, const Request& request) {
+  check_problem(original);
+  Problem problem = original;
   std::vector<const Algorithm*> algos;
   if (request.algorithm == "auto") {
     for (const auto& a : algorithms())
-      if (a.collective == problem.collective && !(a.topology_aware && request.homogeneous_only))
+      if (a.collective == problem.collective && !(a.topology_aware && request.homogeneous_only) &&
+          !(a.global && problem.nranks > kGlobalPlanningLimit))
         algos.push_back(&a);
   } else if (const Algorithm* a = find_algorithm(problem.collective, request.algorithm)) {
     algos.push_back(a);
@@ -46,51 +111,38 @@ std::vector<Plan> rank_plans(Problem problem, const Request& request) {
   const std::vector<std::int64_t> sizes = request.segment_bytes >= 0
                                               ? std::vector<std::int64_t>{request.segment_bytes}
                                               : segment_candidates(problem.bytes());
-  std::vector<Plan> ranked;
+  std::vector<Choice> ranked;
   std::string last_error = "no candidate";
   const std::int64_t bytes = problem.bytes();
   for (const Algorithm* a : algos) {
     bool found = false;
-    Plan best;
-    std::int64_t best_size = 0;
-    // Builds and prices one segment size; keeps it if it is the best so far.
+    Choice best;
+    // Prices one segment size; keeps it if it is the best so far.
     auto consider = [&](std::int64_t size) {
       problem.segment_bytes = size;
-      Schedule s;
-      try {
-        s = a->plan(problem);
-      } catch (const PlanError& e) {
-        // An algorithm may decline a problem (e.g. it cannot keep rank order for a
-        // non-commutative operation); the others still compete.
-        last_error = std::string(a->name) + ": " + e.what();
-        return false;
-      }
-      const Simulation sim = simulate(s, problem.model, problem.topology.get());
-      if (!sim.ok) {
-        last_error = std::string(a->name) + ": " + sim.error;
-        return false;
-      }
-      if (found && sim.makespan >= best.predicted) return false;
-      best.schedule = std::move(s);
-      best.predicted = sim.makespan;
-      best_size = size;
+      Price price;
+      if (!price_candidate(*a, problem, price, last_error)) return false;
+      if (found && !(quantized(price.makespan) < quantized(best.predicted))) return false;
+      best = {std::string(a->name), size, price.makespan, price.exact};
       found = true;
       return true;
     };
     for (std::int64_t size : sizes) consider(size);
     // 004 refines the m/2^i search by local hill-climbing (after Kielmann et al.): step
     // to a neighbouring size while that predicts faster, halving the step when neither
-    // neighbour is, within a small budget of extra simulations.
+    // neighbour is, within a small budget of extra prices.
+    const std::int64_t best_size = best.segment_bytes;
     if (found && request.segment_bytes < 0 && best_size > 0 && problem.segment_counts.empty()) {
-      std::int64_t step = best_size / 2;
+      std::int64_t at = best_size, step = best_size / 2;
       for (int budget = kHillClimbBudget; step >= std::max<std::int64_t>(problem.element_bytes, 64) && budget > 0;) {
         bool moved = false;
-        for (std::int64_t size : {best_size - step, best_size + step}) {
+        for (std::int64_t size : {at - step, at + step}) {
           if (size < kMinCandidateSegmentBytes || size >= bytes ||
               bytes / size + (bytes % size != 0) > (1 << kMaxCandidateSegmentsLog2))
             continue;
           --budget;
           if (consider(size)) {
+            at = size;
             moved = true;
             break;
           }
@@ -101,15 +153,35 @@ std::vector<Plan> rank_plans(Problem problem, const Request& request) {
     if (found) ranked.push_back(std::move(best));
   }
   if (ranked.empty()) throw PlanError("no schedule can be priced: " + last_error);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Plan& a, const Plan& b) { return a.predicted < b.predicted; });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const Choice& a, const Choice& b) { return quantized(a.predicted) < quantized(b.predicted); });
   return ranked;
 }
 
-Plan make_plan(Problem problem, const Request& request) {
-  Plan best = std::move(rank_plans(std::move(problem), request).front());
-  const Validation v = validate(best.schedule);
-  if (!v) throw PlanError("the " + best.schedule.algorithm + " schedule fails validation: " + v.summary());
-  return best;
+Schedule build_schedule(const Problem& problem, const Choice& choice) {
+  Problem q = problem;
+  q.segment_bytes = choice.segment_bytes;
+  return algorithm_of(problem, choice).plan(q);
+}
+
+Schedule build_view(const Problem& problem, const Choice& choice, int rank) {
+  Problem q = problem;
+  q.segment_bytes = choice.segment_bytes;
+  return plan_view(algorithm_of(problem, choice), q, rank);
+}
+
+std::vector<Plan> rank_plans(const Problem& problem, const Request& request) {
+  std::vector<Plan> out;
+  for (const Choice& c : rank_choices(problem, request)) out.push_back({build_schedule(problem, c), c.predicted});
+  return out;
+}
+
+Plan make_plan(const Problem& problem, const Request& request) {
+  const Choice best = rank_choices(problem, request).front();
+  Plan plan{build_schedule(problem, best), best.predicted};
+  const Validation v = validate(plan.schedule);
+  if (!v) throw PlanError("the " + plan.schedule.algorithm + " schedule fails validation: " + v.summary());
+  return plan;
 }
 
 }  // namespace canopy::planner

@@ -1,6 +1,23 @@
 // The planner's front door: from a problem and what the user asked for, the schedule
-// to run, validated and priced. Every input is identical on all ranks, so every rank
-// makes the same choice without talking to the others.
+// to run, priced. Every input is identical on all ranks, so every rank makes the same
+// choice without talking to the others.
+//
+// Choosing does not build schedules. Each candidate (algorithm x segment size) is
+// priced, cheapest way first:
+//   1. by the algorithm's own price function (Algorithm::price) when that price is
+//      exact under the problem's model (the tree families and Canon & Antoniu's trees
+//      under full duplex with overlap: planner/tree_price.h);
+//   2. else by simulating its whole schedule, when that schedule is small enough
+//      (kSimulationBudget steps: the price is then exact by definition);
+//   3. else by the algorithm's price as an estimate (half-duplex models, topologies);
+//   4. else it is left out (Langou's greedy constructions and the topology-aware
+//      algorithms beyond the budget).
+// Above kGlobalPlanningLimit ranks `auto` also leaves out the algorithms whose trees
+// need a construction over every rank (Algorithm::global): the others price in
+// O(polylog p) and build a view in O(the rank's steps + log p).
+// Only the winner is then built: as one rank's view for the shim (build_view: time and
+// memory follow that rank's steps), or whole for the tools, the validator and the
+// simulator (build_schedule).
 #pragma once
 
 #include <cstdint>
@@ -21,24 +38,48 @@ struct Request {
   bool homogeneous_only = false;
 };
 
+// A candidate priced but not built: which algorithm, asked for which segment size.
+struct Choice {
+  std::string algorithm;
+  std::int64_t segment_bytes = 0;  // Problem::segment_bytes to build it with (0: one segment)
+  double predicted = 0;            // its price, in the model's units
+  bool exact = true;               // simulate()'s makespan (else an estimate, see above)
+};
+
 struct Plan {
   Schedule schedule;
   double predicted = 0;  // simulated makespan under problem.model, in its units
 };
 
+// The most steps a whole schedule may have for the selector to simulate it (an
+// estimate from nranks and segments, made before building it).
+constexpr std::int64_t kSimulationBudget = std::int64_t{1} << 17;
+
+// Above this many ranks `auto` leaves out Algorithm::global algorithms (at 65,536 ranks
+// one of Canon & Antoniu's trees takes about 45 ms to build and rank, and they are
+// priced at up to 15 segment sizes each).
+constexpr int kGlobalPlanningLimit = 4096;
+
 // Segment sizes worth trying for a message (004): the whole message (0) and
-// s = ceil(m / 2^i) for i = 1..8 (at most 256 segments) down to 1 KiB. make_plan then
+// s = ceil(m / 2^i) for i = 1..8 (at most 256 segments) down to 1 KiB. The selector then
 // refines the best of them by local hill-climbing.
 std::vector<std::int64_t> segment_candidates(std::int64_t bytes);
 
-// Every candidate that can be built and priced, cheapest first, keeping for each
-// algorithm only its best segment size. Not validated (validate what you run).
-std::vector<Plan> rank_plans(Problem problem, const Request& request);
+// Every candidate that can be priced, cheapest first (ties keep the registry's order),
+// keeping for each algorithm only its best segment size. Throws PlanError when none is
+// left, naming the last reason.
+std::vector<Choice> rank_choices(const Problem& problem, const Request& request);
 
-// Builds every candidate (algorithm x segment size), simulates each, keeps the
-// fastest and validates it. A candidate whose algorithm throws PlanError (it declines
-// the problem) or that the model cannot run is skipped. Throws PlanError when no
-// candidate is left.
-Plan make_plan(Problem problem, const Request& request);
+// The chosen candidate built: whole, or rank `rank`'s view (Schedule::view_rank).
+// Throws PlanError as the algorithm does.
+Schedule build_schedule(const Problem& problem, const Choice& choice);
+Schedule build_view(const Problem& problem, const Choice& choice, int rank);
+
+// rank_choices, each built whole (for the tools and tests that look at every rank).
+std::vector<Plan> rank_plans(const Problem& problem, const Request& request);
+
+// The cheapest candidate, built whole and validated. Throws PlanError when no
+// candidate is left or the winner fails validation.
+Plan make_plan(const Problem& problem, const Request& request);
 
 }  // namespace canopy::planner

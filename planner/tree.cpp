@@ -40,6 +40,15 @@ Tree tree_from_parents(int root, const std::vector<int>& parent, const std::vect
   return t;
 }
 
+std::int64_t complete_binary_left_size(std::int64_t n) {
+  if (n <= 1) return 0;
+  int h = 0;  // height: floor(log2 n)
+  while ((std::int64_t{2} << h) <= n) ++h;
+  const std::int64_t full_below = (std::int64_t{1} << (h - 1)) - 1;  // full levels of each subtree, above the last
+  const std::int64_t last = n - ((std::int64_t{1} << h) - 1);        // nodes on the last level
+  return full_below + std::min(last, std::int64_t{1} << (h - 1));
+}
+
 TreeLinks links_of(const Tree& tree, int rank) { return {tree.parent[rank], tree.children[rank]}; }
 
 Schedule blank_schedule(const Problem& p, const std::string& algorithm) {

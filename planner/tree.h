@@ -5,6 +5,7 @@
 // pipelined over the segments of the message.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct Tree {
   // Checks that parent/children agree and every rank reaches the root; throws PlanError.
   void check() const;
 };
+
+// The size of the left subtree of a complete binary tree of n nodes (levels filled left
+// to right, as a heap): binary.cpp's trees and their prices (tree_price.h).
+std::int64_t complete_binary_left_size(std::int64_t n);
 
 // One rank's place in a tree: everything its steps depend on.
 struct TreeLinks {

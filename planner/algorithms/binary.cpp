@@ -29,24 +29,18 @@
 // of r+1..p-1 as its right child, so every rank order is kept with no extra message.
 //
 // Rank views: a rank finds its parent and children by descending the layout from the
-// top to its own slot (layout_links), O(log p), without laying out the tree.
+// top to its own slot (layout_links), O(log p), without laying out the tree. Prices:
+// a complete tree has O(log p) different subtrees (tree_price.h).
 #include <algorithm>
 
 #include "planner/tree.h"
+#include "planner/tree_price.h"
 
 namespace canopy::planner {
 
 namespace {
 
-// Size of the left subtree of a complete binary tree with n nodes.
-int left_size(int n) {
-  if (n <= 1) return 0;
-  int h = 0;  // height: floor(log2 n)
-  while ((2 << h) <= n) ++h;
-  const int full_below = (1 << (h - 1)) - 1;  // full levels of each subtree, above the last
-  const int last = n - ((1 << h) - 1);        // nodes on the last level
-  return full_below + std::min(last, 1 << (h - 1));
-}
+int left_size(int n) { return static_cast<int>(complete_binary_left_size(n)); }
 
 // Lays out a complete binary tree of n nodes on the slots lo..lo+n-1: pre-order (node
 // first, children to its right) or post-order (node last, mirrored: children to its
@@ -152,6 +146,17 @@ Schedule view_binary_reduce(const Problem& problem, int rank) {
 Schedule view_binary_bcast(const Problem& problem, int rank) {
   check_problem(problem);
   return tree_bcast_view(problem, binary_links(problem.nranks, problem.root, rank, false), rank, "binary");
+}
+
+Price price_binary_reduce(const Problem& problem) {
+  check_problem(problem);
+  const int p = problem.nranks;
+  return price_tree(problem, problem.commutative ? binary_shapes(p) : binary_two_sided_shapes(p, problem.root));
+}
+
+Price price_binary_bcast(const Problem& problem) {
+  check_problem(problem);
+  return price_tree(problem, binary_shapes(problem.nranks));
 }
 
 Schedule plan_binary_reduce(const Problem& problem) {

@@ -39,4 +39,9 @@ Schedule view_binomial_strategy_reduce(const Problem& problem, int rank) {
   return canon::view_reduction_tree(problem, canon::binomial_strategy(problem.nranks, costs.d, costs.c), costs, "binomial-strategy", rank);
 }
 
+Price price_binomial_strategy_reduce(const Problem& problem) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  return canon::price_reduction_tree(problem, canon::binomial_strategy(problem.nranks, costs.d, costs.c), costs, "binomial-strategy");
+}
+
 }  // namespace canopy::planner

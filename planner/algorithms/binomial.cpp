@@ -16,9 +16,12 @@
 //
 // Rank views: a rank's parent and children follow from its relative number alone
 // (binomial_links), O(log p), so a rank plans its part at any p without the tree.
+// Prices: tree_price.h's recurrence over binomial_shapes (a subtree of n ranks is the
+// binomial tree of n ranks), O(log^2 p x segments).
 #include <algorithm>
 
 #include "planner/tree.h"
+#include "planner/tree_price.h"
 
 namespace canopy::planner {
 
@@ -62,6 +65,18 @@ Schedule view_binomial_reduce(const Problem& problem, int rank) {
 Schedule view_binomial_bcast(const Problem& problem, int rank) {
   check_problem(problem);
   return tree_bcast_view(problem, binomial_links(problem.nranks, problem.root, rank, true), rank, "binomial");
+}
+
+Price price_binomial_reduce(const Problem& problem) {
+  check_problem(problem);
+  ShapeTree shapes = binomial_shapes(problem.nranks, false);
+  shapes.forwards = !problem.commutative && problem.root != 0;  // rooted at 0, forwarded to the root
+  return price_tree(problem, shapes);
+}
+
+Price price_binomial_bcast(const Problem& problem) {
+  check_problem(problem);
+  return price_tree(problem, binomial_shapes(problem.nranks, true));
 }
 
 Schedule plan_binomial_reduce(const Problem& problem) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "planner/segments.h"
+#include "planner/tree_price.h"
 
 namespace canopy::planner::canon {
 
@@ -346,6 +347,12 @@ Tree ranked_tree(const Problem& problem, const ReductionTree& tree, const Costs&
 Schedule plan_reduction_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs,
                              const std::string& algorithm) {
   return tree_reduce_schedule(problem, ranked_tree(problem, tree, costs, algorithm), algorithm);
+}
+
+Price price_reduction_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs,
+                           const std::string& algorithm) {
+  const Tree ranked = ranked_tree(problem, tree, costs, algorithm);
+  return price_tree(problem, shapes_of(ranked, ranked.root != problem.root));
 }
 
 Schedule view_reduction_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs,

@@ -138,6 +138,9 @@ Tree rank_tree(const std::vector<int>& child, const std::vector<double>& arrival
 // arrival order under `costs`, steps by tree_reduce_schedule.
 Schedule plan_reduction_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs,
                              const std::string& algorithm);
+// The price of the same schedule (tree_price.h over the ranked tree's shapes).
+Price price_reduction_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs,
+                           const std::string& algorithm);
 // Rank `rank`'s view of the same schedule. The tree is global (O(n log n) to build, as
 // Algorithms 1-3 are); only the rank's steps are kept.
 Schedule view_reduction_tree(const Problem& problem, const ReductionTree& tree, const Costs& costs,

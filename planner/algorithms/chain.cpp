@@ -25,10 +25,12 @@
 // order with no extra message. For r = 0 or p-1 it is one chain; otherwise the root
 // receives from two neighbours, the shorter arm first (its data is ready first).
 //
-// Rank views: a rank's neighbours follow from its number, O(1) (chain_links).
+// Rank views: a rank's neighbours follow from its number, O(1) (chain_links). Prices:
+// a path, priced level by level until each level only adds a constant (tree_price.h).
 #include <utility>
 
 #include "planner/tree.h"
+#include "planner/tree_price.h"
 
 namespace canopy::planner {
 
@@ -90,6 +92,17 @@ Schedule view_chain_reduce(const Problem& problem, int rank) {
 Schedule view_chain_bcast(const Problem& problem, int rank) {
   check_problem(problem);
   return tree_bcast_view(problem, chain_links(problem.nranks, problem.root, rank, false), rank, "chain");
+}
+
+Price price_chain_reduce(const Problem& problem) {
+  check_problem(problem);
+  const int p = problem.nranks;
+  return price_tree(problem, problem.commutative ? chain_shapes(p) : two_arm_chain_shapes(p, problem.root));
+}
+
+Price price_chain_bcast(const Problem& problem) {
+  check_problem(problem);
+  return price_tree(problem, chain_shapes(problem.nranks));
 }
 
 Schedule plan_chain_reduce(const Problem& problem) {

@@ -38,4 +38,9 @@ Schedule view_fibonacci_strategy_reduce(const Problem& problem, int rank) {
   return canon::view_reduction_tree(problem, canon::fibonacci_strategy(problem.nranks, costs.d, costs.c), costs, "fibonacci-strategy", rank);
 }
 
+Price price_fibonacci_strategy_reduce(const Problem& problem) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  return canon::price_reduction_tree(problem, canon::fibonacci_strategy(problem.nranks, costs.d, costs.c), costs, "fibonacci-strategy");
+}
+
 }  // namespace canopy::planner

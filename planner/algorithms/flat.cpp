@@ -17,8 +17,10 @@
 // message. A commutative reduce uses the same order (it costs the same).
 //
 // Rank views: a rank other than the root has the root as parent and no children; the
-// root's children are every other rank (its own O(p) steps).
+// root's children are every other rank (its own O(p) steps). Prices: the root's p-1
+// operands arrive back to back, O(segments) (tree_price.h).
 #include "planner/tree.h"
+#include "planner/tree_price.h"
 
 namespace canopy::planner {
 
@@ -53,6 +55,16 @@ Schedule view_flat_reduce(const Problem& problem, int rank) {
 Schedule view_flat_bcast(const Problem& problem, int rank) {
   check_problem(problem);
   return tree_bcast_view(problem, flat_links(problem.nranks, problem.root, rank), rank, "flat");
+}
+
+Price price_flat_reduce(const Problem& problem) {
+  check_problem(problem);
+  return price_tree(problem, flat_shapes(problem.nranks));
+}
+
+Price price_flat_bcast(const Problem& problem) {
+  check_problem(problem);
+  return price_tree(problem, flat_shapes(problem.nranks));
 }
 
 Schedule plan_flat_reduce(const Problem& problem) {

@@ -61,4 +61,10 @@ Schedule view_greedy_reducers_reduce(const Problem& problem, int rank) {
   return canon::view_reduction_tree(problem, canon::canon_greedy_limited_reducers(problem.nranks, costs.d, costs.c, K), costs, "greedy-reducers", rank);
 }
 
+Price price_greedy_reducers_reduce(const Problem& problem) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  const int K = canon::reducer_limit(problem);
+  return canon::price_reduction_tree(problem, canon::canon_greedy_limited_reducers(problem.nranks, costs.d, costs.c, K), costs, "greedy-reducers");
+}
+
 }  // namespace canopy::planner

@@ -80,4 +80,10 @@ Schedule view_greedy_transfers_reduce(const Problem& problem, int rank) {
   return canon::view_reduction_tree(problem, canon::canon_greedy_limited_transfers(problem.nranks, costs.d, costs.c, K), costs, "greedy-transfers", rank);
 }
 
+Price price_greedy_transfers_reduce(const Problem& problem) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  const int K = canon::transfer_limit(problem);
+  return canon::price_reduction_tree(problem, canon::canon_greedy_limited_transfers(problem.nranks, costs.d, costs.c, K), costs, "greedy-transfers");
+}
+
 }  // namespace canopy::planner

@@ -85,4 +85,9 @@ Schedule view_greedy_reduce(const Problem& problem, int rank) {
   return canon::view_reduction_tree(problem, canon::canon_greedy(problem.nranks, costs.d, costs.c), costs, "greedy", rank);
 }
 
+Price price_greedy_reduce(const Problem& problem) {
+  const canon::Costs costs = canon::problem_costs(problem);
+  return canon::price_reduction_tree(problem, canon::canon_greedy(problem.nranks, costs.d, costs.c), costs, "greedy");
+}
+
 }  // namespace canopy::planner

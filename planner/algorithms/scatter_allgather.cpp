@@ -35,6 +35,12 @@
 //    p the two even neighbours p-1 and 0 meet, but 0 first serves its send to the odd
 //    rank 1, so no cycle of waits remains (the simulator checks p = 1..33).
 //  * Rank views: a rank's steps follow from its relative number, p and the blocks.
+//  * Price (an estimate; the selector simulates the schedule where it can): the larger
+//    of two lower bounds. The root's send port is the busiest, with every block but its
+//    own in the scatter and about every block again in the ring, 004's 2 ((P-1)/P) g(m)
+//    bandwidth term; and block 0 crosses p-1 hops of the ring one after the other,
+//    004's (P-1) L latency term (tests/planner/test_bcast_algorithms.cpp measures how
+//    close the estimate comes).
 #include <algorithm>
 #include <string>
 
@@ -150,6 +156,33 @@ Schedule plan_scatter_allgather_bcast(const Problem& problem) {
   s.segments = blocks.segments;
   for (int v = 0; v < problem.nranks; ++v) emit_rank(problem, blocks, v, s.steps[(problem.root + v) % problem.nranks]);
   return s;
+}
+
+Price price_scatter_allgather_bcast(const Problem& problem) {
+  check_problem(problem);
+  const Blocks blocks = block_layout(problem);
+  const int k = blocks.count(), p = problem.nranks;
+  if (k <= 1 || p == 1) return {0, false};
+  // An estimate, the larger of two lower bounds of the makespan:
+  //  * the root's send port, the busiest, never idle: it sends every block but its own
+  //    in the scatter and, in the ring, its own block and blocks 2..k-1 (rank 1 holds
+  //    block 1 from the scatter); the last message then takes its full transfer;
+  //  * block 0 travels the whole ring, root -> 1 -> ... -> p-1, each rank forwarding
+  //    it after it has arrived (its first segment: a full transfer per hop), and the
+  //    root starts it after its scatter sends.
+  auto bytes = [&](int j) { return blocks.segments[j].count * problem.element_bytes; };
+  std::vector<double> busy(k, 0.0);
+  for (int b = 0; b < k; ++b)
+    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) busy[b] += problem.model.occupancy(bytes(j));
+  const int last = blocks.first[k] - 1, first = blocks.first[0];
+  double root_scatter = 0;
+  for (int b = 1; b < k; ++b) root_scatter += busy[b];
+  double root = root_scatter + busy[0];
+  for (int b = 2; b < k; ++b) root += busy[b];
+  root += problem.model.transfer(bytes(last)) - problem.model.occupancy(bytes(last));
+  const double hop = problem.model.transfer(bytes(first));
+  const double ring = root_scatter + (p - 1) * hop + busy[0] - problem.model.occupancy(bytes(first));
+  return {std::max(root, ring), false};
 }
 
 Schedule view_scatter_allgather_bcast(const Problem& problem, int rank) {

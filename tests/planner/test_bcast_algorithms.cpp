@@ -230,3 +230,26 @@ TEST_CASE("Scatter-allgather with fewer elements than ranks uses count blocks; s
   check_valid(grouped);
   CHECK(segment_counts_of(grouped.segments) == explicit_layout.segment_counts);
 }
+
+TEST_CASE("Scatter-allgather's price, the root's busy port, is a lower bound within 25% of the simulated "
+          "makespan, full duplex, p = 2..40",
+          "[bcast][scatter-allgather][price]") {
+  const Algorithm* a = find_algorithm(Collective::Bcast, "scatter-allgather");
+  REQUIRE(a != nullptr);
+  REQUIRE(a->price != nullptr);
+  double worst = 1;
+  for (const CostModel& model : {default_model(), plogp_model(5e-6, {{1, 2e-6}, {65536, 2e-5}})})
+    for (int p = 2; p <= 40; ++p)
+      for (std::int64_t count : {std::int64_t{p}, std::int64_t{1000}, std::int64_t{1} << 20})
+        for (std::int64_t seg : {std::int64_t{0}, std::int64_t{8192}}) {
+          const Problem problem = make_problem(Collective::Bcast, p, p / 3, count, 1, true, seg, model);
+          const Price price = a->price(problem);
+          const double simulated = simulate_ok(a->plan(problem), model).makespan;
+          CAPTURE(p, count, seg, model.spec(), price.makespan, simulated);
+          CHECK_FALSE(price.exact);
+          CHECK(price.makespan <= simulated * (1 + 1e-9));
+          worst = std::min(worst, price.makespan / simulated);
+        }
+  INFO("worst price / simulated: " << worst);
+  CHECK(worst >= 0.75);
+}
