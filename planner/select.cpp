@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "planner/hierarchy.h"
 #include "planner/registry.h"
 #include "planner/segments.h"
 #include "planner/simulate.h"
@@ -43,6 +44,14 @@ double quantized(double x) {
   return std::ldexp(std::round(std::ldexp(m, 40)), e - 40);
 }
 
+// Whether a price beats `than`: an exact price beats any estimate (estimates come from
+// simpler models, often optimistic ones, and must not displace what the simulator
+// confirmed); then the lower price wins.
+bool better(bool exact, double makespan, const Choice& than) {
+  if (exact != than.exact) return exact;
+  return quantized(makespan) < quantized(than.predicted);
+}
+
 // About how many steps the whole schedule would have, from nranks and segments alone:
 // a tree schedule has up to four steps per rank and segment; scatter-allgather moves
 // every block through a ring of p ranks.
@@ -60,6 +69,9 @@ std::int64_t estimated_steps(const Algorithm& a, const Problem& q) {
 // false when it cannot be priced (then `why` says why).
 bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::string& why) {
   try {
+    // What every topology-aware algorithm declines, it declines before anything is
+    // built (and whatever the schedule's size would be).
+    if (a.topology_aware) decline_unless_topology_aware_fits(q, std::string(a.name));
     if (a.price) {
       out = a.price(q);
       if (out.exact) return true;
@@ -122,7 +134,7 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
       problem.segment_bytes = size;
       Price price;
       if (!price_candidate(*a, problem, price, last_error)) return false;
-      if (found && !(quantized(price.makespan) < quantized(best.predicted))) return false;
+      if (found && !better(price.exact, price.makespan, best)) return false;
       best = {std::string(a->name), size, price.makespan, price.exact};
       found = true;
       return true;
@@ -154,7 +166,7 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
   }
   if (ranked.empty()) throw PlanError("no schedule can be priced: " + last_error);
   std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Choice& a, const Choice& b) { return quantized(a.predicted) < quantized(b.predicted); });
+                   [](const Choice& a, const Choice& b) { return better(a.exact, a.predicted, b); });
   return ranked;
 }
 

@@ -12,6 +12,9 @@
 //   3. else by the algorithm's price as an estimate (half-duplex models, topologies);
 //   4. else it is left out (Langou's greedy constructions and the topology-aware
 //      algorithms beyond the budget).
+// An exact price always ranks before an estimate (an estimate comes from a simpler
+// model, often an optimistic one); among equals the lower price wins, and ties keep
+// the registry's order.
 // Above kGlobalPlanningLimit ranks `auto` also leaves out the algorithms whose trees
 // need a construction over every rank (Algorithm::global): the others price in
 // O(polylog p) and build a view in O(the rank's steps + log p).
@@ -52,21 +55,24 @@ struct Plan {
 };
 
 // The most steps a whole schedule may have for the selector to simulate it (an
-// estimate from nranks and segments, made before building it).
-constexpr std::int64_t kSimulationBudget = std::int64_t{1} << 17;
+// estimate from nranks and segments, made before building it): at 2^14 steps, building
+// and simulating one of Langou's greedy schedules takes a few milliseconds, and a
+// plan prices up to 15 segment sizes per algorithm.
+constexpr std::int64_t kSimulationBudget = std::int64_t{1} << 14;
 
-// Above this many ranks `auto` leaves out Algorithm::global algorithms (at 65,536 ranks
-// one of Canon & Antoniu's trees takes about 45 ms to build and rank, and they are
-// priced at up to 15 segment sizes each).
-constexpr int kGlobalPlanningLimit = 4096;
+// Above this many ranks `auto` leaves out Algorithm::global algorithms: Canon &
+// Antoniu's trees take about 1.5 ms each to build and rank at 4096 ranks and 45 ms at
+// 65,536 (canopy-bench-planner), and five of them are priced at up to 15 segment sizes.
+constexpr int kGlobalPlanningLimit = 1024;
 
 // Segment sizes worth trying for a message (004): the whole message (0) and
 // s = ceil(m / 2^i) for i = 1..8 (at most 256 segments) down to 1 KiB. The selector then
 // refines the best of them by local hill-climbing.
 std::vector<std::int64_t> segment_candidates(std::int64_t bytes);
 
-// Every candidate that can be priced, cheapest first (ties keep the registry's order),
-// keeping for each algorithm only its best segment size. Throws PlanError when none is
+// Every candidate that can be priced, best first (exact prices before estimates, then
+// cheapest; ties keep the registry's order), keeping for each algorithm only its best
+// segment size. Throws PlanError when none is
 // left, naming the last reason.
 std::vector<Choice> rank_choices(const Problem& problem, const Request& request);
 

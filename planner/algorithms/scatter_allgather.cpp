@@ -35,8 +35,9 @@
 //    p the two even neighbours p-1 and 0 meet, but 0 first serves its send to the odd
 //    rank 1, so no cycle of waits remains (the simulator checks p = 1..33).
 //  * Rank views: a rank's steps follow from its relative number, p and the blocks.
-//  * Price (an estimate; the selector simulates the schedule where it can): the larger
-//    of two lower bounds. The root's send port is the busiest, with every block but its
+//  * Price: the larger of two lower bounds, the simulator's makespan under hockney
+//    with full duplex (checked, not proven: the root's port never waits there), an
+//    estimate otherwise (then the selector simulates the schedule where it can). The root's send port is the busiest, with every block but its
 //    own in the scatter and about every block again in the ring, 004's 2 ((P-1)/P) g(m)
 //    bandwidth term; and block 0 crosses p-1 hops of the ring one after the other,
 //    004's (P-1) L latency term (tests/planner/test_bcast_algorithms.cpp measures how
@@ -91,6 +92,9 @@ Blocks block_layout(const Problem& problem) {
     return out;
   }
   const std::int64_t k = std::min(p, problem.count);
+  // Every block is at least one segment, each a message with its own tag.
+  if (k > kMaxSegments) throw PlanError("scatter-allgather: " + std::to_string(k) + " blocks, more than " +
+                                        std::to_string(kMaxSegments) + " segments");
   out.first.push_back(0);
   std::int64_t offset = 0;
   for (std::int64_t b = 0; b < k; ++b) {
@@ -162,7 +166,7 @@ Price price_scatter_allgather_bcast(const Problem& problem) {
   check_problem(problem);
   const Blocks blocks = block_layout(problem);
   const int k = blocks.count(), p = problem.nranks;
-  if (k <= 1 || p == 1) return {0, false};
+  if (k == 0 || p == 1) return {0, false};
   // An estimate, the larger of two lower bounds of the makespan:
   //  * the root's send port, the busiest, never idle: it sends every block but its own
   //    in the scatter and, in the ring, its own block and blocks 2..k-1 (rank 1 holds
@@ -182,7 +186,12 @@ Price price_scatter_allgather_bcast(const Problem& problem) {
   root += problem.model.transfer(bytes(last)) - problem.model.occupancy(bytes(last));
   const double hop = problem.model.transfer(bytes(first));
   const double ring = root_scatter + (p - 1) * hop + busy[0] - problem.model.occupancy(bytes(first));
-  return {std::max(root, ring), false};
+  // Under hockney with full duplex (occupancy = transfer) the root never waits: the
+  // bound is the simulator's makespan (tests/planner/test_bcast_algorithms.cpp checks
+  // it on random instances); under pLogP, or with a topology, it is an estimate.
+  const bool exact = problem.model.gap.empty() && problem.model.duplex == Duplex::Full && problem.model.overlap &&
+                     !problem.topology;
+  return {std::max(root, ring), exact};
 }
 
 Schedule view_scatter_allgather_bcast(const Problem& problem, int rank) {

@@ -5,6 +5,9 @@
 // receives, full duplex both at once.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <random>
+
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -231,25 +234,46 @@ TEST_CASE("Scatter-allgather with fewer elements than ranks uses count blocks; s
   CHECK(segment_counts_of(grouped.segments) == explicit_layout.segment_counts);
 }
 
-TEST_CASE("Scatter-allgather's price, the root's busy port, is a lower bound within 25% of the simulated "
-          "makespan, full duplex, p = 2..40",
+TEST_CASE("Scatter-allgather's price: under pLogP a lower bound within 25% of the simulated makespan; "
+          "under hockney with full duplex the simulated makespan itself, on random instances",
           "[bcast][scatter-allgather][price]") {
   const Algorithm* a = find_algorithm(Collective::Bcast, "scatter-allgather");
   REQUIRE(a != nullptr);
   REQUIRE(a->price != nullptr);
   double worst = 1;
-  for (const CostModel& model : {default_model(), plogp_model(5e-6, {{1, 2e-6}, {65536, 2e-5}})})
-    for (int p = 2; p <= 40; ++p)
-      for (std::int64_t count : {std::int64_t{p}, std::int64_t{1000}, std::int64_t{1} << 20})
-        for (std::int64_t seg : {std::int64_t{0}, std::int64_t{8192}}) {
-          const Problem problem = make_problem(Collective::Bcast, p, p / 3, count, 1, true, seg, model);
-          const Price price = a->price(problem);
-          const double simulated = simulate_ok(a->plan(problem), model).makespan;
-          CAPTURE(p, count, seg, model.spec(), price.makespan, simulated);
-          CHECK_FALSE(price.exact);
-          CHECK(price.makespan <= simulated * (1 + 1e-9));
-          worst = std::min(worst, price.makespan / simulated);
-        }
-  INFO("worst price / simulated: " << worst);
+  const CostModel plogp = plogp_model(5e-6, {{1, 2e-6}, {65536, 2e-5}});
+  for (int p = 2; p <= 40; ++p)
+    for (std::int64_t count : {std::int64_t{1}, std::int64_t{p}, std::int64_t{1000}, std::int64_t{1} << 20})
+      for (std::int64_t seg : {std::int64_t{0}, std::int64_t{8192}}) {
+        const Problem problem = make_problem(Collective::Bcast, p, p / 3, count, 1, true, seg, plogp);
+        const Price price = a->price(problem);
+        const double simulated = simulate_ok(a->plan(problem), plogp).makespan;
+        CAPTURE(p, count, seg, price.makespan, simulated);
+        CHECK_FALSE(price.exact);
+        CHECK(price.makespan <= simulated * (1 + 1e-9));
+        worst = std::min(worst, price.makespan / simulated);
+      }
+  INFO("worst price / simulated under pLogP: " << worst);
   CHECK(worst >= 0.75);
+
+  std::mt19937_64 rng(20261124);
+  std::uniform_real_distribution<double> u(0, 1);
+  auto pick = [&](double lo, double hi) { return lo * std::pow(hi / lo, u(rng)); };
+  Sweep sweep;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int p = 2 + static_cast<int>(rng() % 60);
+    CostModel model = hockney_model(pick(1e-7, 1e-4), pick(1e-11, 1e-8), 0);
+    model.duplex = Duplex::Full;
+    model.overlap = true;
+    const std::int64_t seg = u(rng) < 0.5 ? 0 : static_cast<std::int64_t>(pick(64, 1e5));
+    const Problem problem = make_problem(Collective::Bcast, p, static_cast<int>(rng() % p),
+                                         static_cast<std::int64_t>(pick(1, 1e6)), 1, true, seg, model);
+    const Price price = a->price(problem);
+    const double simulated = simulate_ok(a->plan(problem), model).makespan;
+    sweep.check(price.exact && std::abs(price.makespan - simulated) <= 1e-9 * simulated,
+                "p=" + std::to_string(p) + " count=" + std::to_string(problem.count) + " " + model.spec() +
+                    ": price " + std::to_string(price.makespan) + ", simulated " + std::to_string(simulated));
+  }
+  INFO(sweep.first);
+  CHECK(sweep.failures == 0);
 }

@@ -12,6 +12,7 @@
 #include "planner/describe.h"
 #include "planner/registry.h"
 #include "planner/schedule_json.h"
+#include "planner/segments.h"
 #include "planner/select.h"
 #include "planner/simulate.h"
 #include "planner/topology_json.h"
@@ -26,6 +27,11 @@ using namespace canopy::planner;
 namespace {
 
 constexpr int kBadInput = 2;  // the exit status for anything the user gave that we reject
+
+// The whole schedule (every rank's steps) is shown up to this many ranks x segments:
+// at about 3 steps of 16 bytes per rank and segment, some hundreds of MB. Beyond,
+// --rank shows one rank's steps.
+constexpr std::int64_t kWholeScheduleLimit = std::int64_t{1} << 22;
 
 const char* const kExamples = R"(
 Models (--model):
@@ -57,12 +63,18 @@ Topology (--topology FILE): the network beyond one node, as JSON (CANOPY_TOPOLOG
 Examples:
   canopy-plan reduce -p 13 --algo binomial --model overlap:d=1,c=2
   canopy-plan reduce -p 8 --bytes 1048576 --segment-bytes 65536 --json
+  canopy-plan reduce -p 1048576 --bytes 4194304 --element-bytes 8 --rank 12345   (one rank's steps)
   canopy-plan bcast -p 64 --bytes 65536 --compare
   canopy-plan reduce -p 16 --compare --svg reduce-16.svg --min-bytes 8 --max-bytes 16777216
   canopy-plan reduce -p 8 --bytes 65536 --json | canopy-view - --svg schedule.svg
   canopy-plan bcast --bytes 1048576 --topology sites.json --compare
   canopy-plan figure2 --svg figure2.svg --csv figure2.csv
   canopy-plan grid-sim --max-clusters 10 --svg figure7.svg     (Figure 7 of 004; 50: Figure 8)
+
+Scale: prices come from formulas where the model allows (planner/select.h), so
+--compare and --rank answer in milliseconds at millions of ranks. The whole schedule
+(the default output, --steps, --json) is shown up to 4194304 ranks x segments; beyond
+that canopy-plan says so and names --rank.
 
 Bad input (an option, a model, an algorithm, a topology file, a file that cannot be
 written) prints one line naming it on stderr and exits with status 2.
@@ -83,6 +95,7 @@ struct Options {
   bool json = false;
   bool compare = false;
   bool steps = false;
+  int rank = -1;  // >= 0: print this rank's view only
   int max_n = 10000;
   std::string svg;
   std::string csv;
@@ -147,14 +160,65 @@ nlohmann::json ranks_json(const Schedule& s) {
   return out;
 }
 
+// How a price reads: seconds (or the (d, c) model's units), and whether it is the
+// simulator's makespan or an estimate (planner/select.h).
+std::string price_text(const Problem& problem, const Choice& c) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", c.predicted);
+  std::string out = buf;
+  out += problem.model.kind == "overlap" ? " (model units)" : " s = " + format_seconds(c.predicted);
+  return out + (c.exact ? "" : " (estimate)");
+}
+
+// The number of segments `choice` cuts the message into (the algorithm's own layout).
+std::int64_t segments_of(const Problem& problem, const Choice& choice) {
+  Problem q = problem;
+  q.segment_bytes = choice.segment_bytes;
+  return static_cast<std::int64_t>(problem_segments(q).size());
+}
+
+// One rank's view: its steps and the predicted time, at any p.
+int print_view(const Options& o, const Problem& problem, const Choice& best) {
+  const Schedule view = build_view(problem, best, o.rank);
+  if (o.json) {
+    nlohmann::json out = {{"algorithm", view.algorithm},
+                          {"makespan", best.predicted},
+                          {"exact", best.exact},
+                          {"segments", view.segments.size()},
+                          {"model", problem.model.spec()},
+                          {"rank", o.rank},
+                          {"schedule", schedule_to_json(view)}};
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  std::cout << summarize(view) << "\n"
+            << "model " << problem.model.spec() << "\n"
+            << (problem.topology ? "topology " + describe_topology(*problem.topology) + "\n" : "")
+            << "makespan " << price_text(problem, best) << "\n"
+            << describe_schedule(view, true);
+  return 0;
+}
+
 int print_plan(const Options& o, const Problem& problem) {
   Request request;
   request.algorithm = o.algorithm;
   request.segment_bytes = o.segment_bytes;
+  const Choice best = rank_choices(problem, request).front();
+  if (o.rank >= 0) return print_view(o, problem, best);
+  // Every rank's steps take memory and time in nranks x segments: past the limit, one
+  // rank's view is what can be shown.
+  const std::int64_t segments = std::max<std::int64_t>(1, segments_of(problem, best));
+  if (static_cast<std::int64_t>(problem.nranks) * segments > kWholeScheduleLimit)
+    throw CLI::ValidationError("--ranks", "the whole " + best.algorithm + " schedule of " +
+                                              std::to_string(problem.nranks) + " ranks x " + std::to_string(segments) +
+                                              " segments is over the " + std::to_string(kWholeScheduleLimit) +
+                                              " rank-segments this tool shows; use --rank R for one rank's steps, "
+                                              "or --compare for every algorithm's price");
   const Plan plan = make_plan(problem, request);
   if (o.json) {
     nlohmann::json out = {{"algorithm", plan.schedule.algorithm},
                           {"makespan", plan.predicted},
+                          {"exact", best.exact},
                           {"segments", plan.schedule.segments.size()},
                           {"model", problem.model.spec()},
                           {"ranks", ranks_json(plan.schedule)},
@@ -166,8 +230,7 @@ int print_plan(const Options& o, const Problem& problem) {
   std::cout << summarize(plan.schedule) << "\n"
             << "model " << problem.model.spec() << "\n"
             << (problem.topology ? "topology " + describe_topology(*problem.topology) + "\n" : "")
-            << "makespan " << plan.predicted
-            << (problem.model.kind == "overlap" ? " (model units)" : " s = " + format_seconds(plan.predicted)) << "\n"
+            << "makespan " << price_text(problem, best) << "\n"
             << describe_schedule(plan.schedule, o.steps);
   return 0;
 }
@@ -229,16 +292,27 @@ int print_comparison(const Options& o, const Problem& problem) {
     Request request;
     request.algorithm = name;
     request.segment_bytes = o.segment_bytes;
+    if (find_algorithm(problem.collective, name)->global && problem.nranks > kGlobalPlanningLimit) {
+      const std::string why = "builds its tree over every rank; auto leaves it out above " +
+                              std::to_string(kGlobalPlanningLimit) + " ranks (plan it with --algo " + name + ")";
+      if (o.json) rows.push_back({{"algorithm", name}, {"left_out", why}});
+      else std::printf("%-22s left out: %s\n", name.c_str(), why.c_str());
+      continue;
+    }
     try {
-      const Plan plan = make_plan(problem, request);
-      const auto& s = plan.schedule;
-      const std::int64_t seg = s.segments.empty() ? 0 : s.segment_bytes(0);
+      // Priced, not built: the comparison works at any number of ranks.
+      const Choice c = rank_choices(problem, request).front();
+      const std::int64_t segments = segments_of(problem, c);
+      Problem q = problem;
+      q.segment_bytes = c.segment_bytes;
+      const std::vector<Segment> layout = problem_segments(q);
+      const std::int64_t seg = layout.empty() ? 0 : layout.front().count * problem.element_bytes;
       if (o.json)
-        rows.push_back({{"algorithm", name}, {"segments", s.segments.size()}, {"segment_bytes", seg},
-                        {"makespan", plan.predicted}});
+        rows.push_back({{"algorithm", name}, {"segments", segments}, {"segment_bytes", seg},
+                        {"makespan", c.predicted}, {"exact", c.exact}});
       else
-        std::printf("%-22s %9zu %14lld %14.6g\n", name.c_str(), s.segments.size(), static_cast<long long>(seg),
-                    plan.predicted);
+        std::printf("%-22s %9lld %14lld %14.6g%s\n", name.c_str(), static_cast<long long>(segments),
+                    static_cast<long long>(seg), c.predicted, c.exact ? "" : " (estimate)");
     } catch (const PlanError& e) {
       if (o.json) rows.push_back({{"algorithm", name}, {"declined", e.what()}});
       else std::printf("%-22s declined: %s\n", name.c_str(), e.what());
@@ -287,6 +361,10 @@ int main(int argc, char** argv) {
   app.add_flag("--json", o.json, "print JSON instead of text");
   app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
   app.add_flag("--steps", o.steps, "also print every rank's steps");
+  app.add_option("--rank", o.rank,
+                 "print (with --json, emit) only this rank's steps, its view of the schedule, and the predicted "
+                 "time: planned in time and memory that follow that rank's steps, at any -p up to 2^24")
+      ->type_name("R");
   app.add_option("--max-n", o.max_n, "figure2: largest n")->check(CLI::Range(2, 10000000))->capture_default_str();
   app.add_option("--min-clusters", o.min_clusters, "grid-sim: fewest clusters")->check(CLI::Range(2, 1000))
       ->capture_default_str();
@@ -321,6 +399,10 @@ int main(int argc, char** argv) {
       throw CLI::ValidationError("--svg", "needs --compare (or figure2, grid-sim); canopy-view draws one schedule");
     if (!o.topology_file.empty()) use_topology(o, app.count("--ranks") > 0);
     if (o.root < 0 || o.root >= o.ranks) throw CLI::ValidationError("--root", "must be between 0 and ranks-1");
+    if (app.count("--rank") && (o.rank < 0 || o.rank >= o.ranks))
+      throw CLI::ValidationError("--rank", std::to_string(o.rank) + " is not a rank: allowed 0.." +
+                                               std::to_string(o.ranks - 1));
+    if (o.rank >= 0 && o.compare) throw CLI::ValidationError("--rank", "shows one schedule, --compare prices them all");
     const Problem problem = make_problem(o);
     return o.compare ? print_comparison(o, problem) : print_plan(o, problem);
   } catch (const std::exception& e) {

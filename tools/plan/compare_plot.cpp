@@ -40,18 +40,18 @@ SizeComparison compare_over_sizes(const Problem& base, std::int64_t segment_byte
   for (std::int64_t bytes : sizes) {
     Problem p = base;
     p.count = bytes / base.element_bytes;
-    std::vector<Plan> plans;
+    std::vector<Choice> choices;
     try {
-      plans = rank_plans(p, request);
+      choices = rank_choices(p, request);
     } catch (const PlanError&) {
       continue;  // every algorithm declined this size
     }
-    for (const Plan& plan : plans) {
-      const auto it = std::find(names.begin(), names.end(), plan.schedule.algorithm);
+    for (const Choice& choice : choices) {
+      const auto it = std::find(names.begin(), names.end(), choice.algorithm);
       if (it == names.end()) continue;
       SizeCurve& c = curves[it - names.begin()];
       c.bytes.push_back(bytes);
-      c.predicted.push_back(plan.predicted);
+      c.predicted.push_back(choice.predicted);
     }
   }
   for (SizeCurve& c : curves)

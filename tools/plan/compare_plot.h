@@ -1,6 +1,6 @@
 // canopy-plan --compare --svg: every algorithm's predicted time over a range of
 // message sizes, each at its best segment size as the planner chooses it
-// (planner::rank_plans, the code make_plan and the shim use), drawn log-log.
+// (planner::rank_choices, the code make_plan and the shim use), drawn log-log.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@ namespace canopy::tools {
 struct SizeCurve {
   std::string algorithm;
   std::vector<std::int64_t> bytes;  // the sizes it could plan (declined ones are left out)
-  std::vector<double> predicted;    // simulated makespan at each, in the model's units
+  std::vector<double> predicted;    // price at each (planner/select.h), in the model's units
 };
 
 struct SizeComparison {
