@@ -419,6 +419,20 @@ double price_tree_bcast(const ShapeTree& tree, const std::vector<Segment>& segme
   return pricer.subtree(tree.root, std::vector<double>(k.q, 0.0));
 }
 
+bool unidirectional(const CostModel& model) {
+  return model.gap.empty() && model.duplex == Duplex::Half && !model.overlap;
+}
+
+UnidirectionalTerms unidirectional_terms(const Problem& problem) {
+  UnidirectionalTerms out;
+  out.q = static_cast<double>(problem_segments(problem).size());
+  if (out.q == 0) return out;
+  const std::int64_t s = static_cast<std::int64_t>(static_cast<double>(problem.bytes()) / out.q);
+  out.T = problem.model.transfer(s);
+  out.G = problem.model.reduce(s);
+  return out;
+}
+
 Price price_tree(const Problem& problem, const ShapeTree& tree) {
   const std::vector<Segment> segments = problem_segments(problem);
   Price out;

@@ -105,4 +105,17 @@ bool tree_price_is_exact(const CostModel& model);
 // (links between nodes would price each edge differently).
 Price price_tree(const Problem& problem, const ShapeTree& tree);
 
+// Langou's unidirectional system (001: hockney, half duplex, no overlap), where the
+// recurrence above does not hold: the tree families are priced by the papers' closed
+// forms instead, as estimates (the selector simulates where it can; the forms are
+// exact only in the cases tests/planner/test_baselines.cpp and test_bcast_algorithms.cpp
+// name). The message's q segments are taken as equal, of m/q bytes.
+bool unidirectional(const CostModel& model);
+struct UnidirectionalTerms {
+  double q = 0;  // segments
+  double T = 0;  // one segment's transfer, alpha + beta s
+  double G = 0;  // one segment's reduction, gamma s
+};
+UnidirectionalTerms unidirectional_terms(const Problem& problem);
+
 }  // namespace canopy::planner

@@ -1,5 +1,6 @@
 #include "shim/collectives.h"
 
+#include <algorithm>
 #include <new>
 
 #include <spdlog/fmt/fmt.h>
@@ -18,15 +19,45 @@ std::size_t round_up(std::int64_t bytes) { return static_cast<std::size_t>((byte
 // Carves the accumulator workspace (if any) and the slots out of the state's scratch
 // memory. Allocation happens before any message is sent, so running out of memory
 // can still fall back to native MPI.
-void carve_scratch(CommState& state, const planner::Schedule& s, const DatatypeLayout& layout,
-                   std::int64_t accumulator_elements, ExecutionBuffers& b, void** accumulator) {
+void carve_scratch(CommState& state, const planner::Schedule& s, const std::vector<planner::Segment>& segments,
+                   const DatatypeLayout& layout, std::int64_t accumulator_elements, ExecutionBuffers& b,
+                   void** accumulator) {
+  std::int64_t largest = 0;
+  for (const planner::Segment& seg : segments) largest = std::max(largest, seg.count);
   const std::size_t acc_bytes = round_up(layout.span(accumulator_elements));
-  const std::size_t slot_bytes = round_up(layout.span(s.largest_segment_count()));
+  const std::size_t slot_bytes = round_up(layout.span(largest));
   const int nslots = s.slots_of(state.rank());
   char* base = state.workspace().get(acc_bytes + slot_bytes * static_cast<std::size_t>(nslots) + 64);
   if (accumulator) *accumulator = layout.origin(base);
   b.slots.resize(nslots);
   for (int k = 0; k < nslots; ++k) b.slots[k] = layout.origin(base + acc_bytes + slot_bytes * k);
+}
+
+// The plan key of a call: its size class, or its exact count where plans are made per
+// count (Runtime::exact_plans).
+PlanKey plan_key(planner::Collective collective, int root, std::int64_t count, std::int64_t element_bytes,
+                 bool commutative) {
+  PlanKey key{collective, root, planner::size_class(count * element_bytes), element_bytes, commutative};
+  if (runtime().exact_plans) key.exact_count = count;
+  return key;
+}
+
+// The plan for a call of `count` elements and the segments its current candidate cuts
+// them into (null for native). A class's schedule that cannot be cut for this count
+// (its segments would be empty) gives way to a plan for the exact count; every rank
+// decides that alike, from the count.
+CachedPlan& plan_for(CommState& state, PlanKey& key, std::int64_t count,
+                     const std::vector<planner::Segment>** segments) {
+  CachedPlan* plan = &state.plan(key);
+  Candidate* c = &plan->candidates[plan->current()];
+  *segments = c->native ? nullptr : c->segments_for(count);
+  if (!c->native && !*segments) {
+    key.exact_count = count;
+    plan = &state.plan(key);
+    c = &plan->candidates[plan->current()];
+    *segments = c->native ? nullptr : c->segments_for(count);
+  }
+  return *plan;
 }
 
 // The error code CANOPY_VERIFY returns: class MPI_ERR_ARG, with its own message.
@@ -43,14 +74,14 @@ int verify_error_code() {
 
 // CANOPY_VERIFY: the call's plan key and the candidate about to run, hashed (FNV-1a).
 // Ranks that passed different counts, roots or datatype sizes differ here.
-std::uint64_t call_fingerprint(const PlanKey& key, int candidate_index, const Candidate& c) {
+std::uint64_t call_fingerprint(const PlanKey& key, std::int64_t count, int candidate_index, const Candidate& c) {
   std::uint64_t h = 1469598103934665603ull;
   auto mix = [&h](std::uint64_t v) {
     for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
   };
   mix(static_cast<std::uint64_t>(key.collective));
   mix(static_cast<std::uint64_t>(key.root));
-  mix(static_cast<std::uint64_t>(key.count));
+  mix(static_cast<std::uint64_t>(count));
   mix(static_cast<std::uint64_t>(key.element_bytes));
   mix(key.commutative ? 1 : 0);
   mix(static_cast<std::uint64_t>(candidate_index));
@@ -98,41 +129,61 @@ std::int64_t message_bytes(int count, MPI_Datatype datatype) {
   return static_cast<std::int64_t>(count) * size;
 }
 
-// Runs one call with `plan`'s current candidate, timing it while trials last.
-// `schedule` runs a Canopy schedule and returns the MPI error code; `native` calls
-// the PMPI collective.
+// The record `c`'s calls of `bytes` are counted in (CANOPY_TIMING/_REPORT): found when
+// the size changes, kept while it repeats.
+CallRecord* record_of(Candidate& c, const PlanKey& key, int comm_size, std::int64_t bytes) {
+  if (c.stats && c.stats_bytes == bytes) return c.stats;
+  CallKind kind;
+  kind.collective = key.collective;
+  kind.comm_size = comm_size;
+  kind.root = key.root;
+  kind.bytes = bytes;
+  kind.algorithm = c.name();
+  kind.segments = static_cast<int>(c.schedule.segments.size());
+  kind.predicted = c.predicted;
+  kind.schedule_id = c.schedule_id;
+  c.stats = runtime().stats.record(kind);
+  c.stats_bytes = bytes;
+  return c.stats;
+}
+
+// Runs one call of `count` elements with `plan`'s current candidate, cut into
+// `segments`, timing it while trials last. `schedule` runs a Canopy schedule and
+// returns the MPI error code; `native` calls the PMPI collective.
 template <typename RunSchedule, typename RunNative>
-int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm comm, RunSchedule schedule,
-             RunNative native) {
+int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_t count,
+             const std::vector<planner::Segment>* segments, MPI_Comm comm, RunSchedule schedule, RunNative native) {
   Runtime& rt = runtime();
   Candidate& candidate = plan.candidates[plan.current()];
-  if (rt.settings.verify && !state.agree(call_fingerprint(key, plan.current(), candidate))) {
+  const std::int64_t bytes = count * key.element_bytes;
+  if (rt.settings.verify && !state.agree(call_fingerprint(key, count, plan.current(), candidate))) {
     // An erroneous program: running either plan would hang or corrupt memory. Every
     // rank sees the mismatch (agree() is collective), so every rank returns the error.
     const bool reduce = key.collective == planner::Collective::Reduce;
     rt.log->error("{} on a communicator of {} ranks: the ranks passed different arguments (this rank: root {}, "
                   "{}); CANOPY_VERIFY returns MPI_ERR_ARG on every rank",
                   reduce ? "MPI_Reduce" : "MPI_Bcast", state.size(), key.root,
-                  reduce ? fmt::format("{} elements of {} bytes", key.count, key.element_bytes)
-                         : fmt::format("{} bytes", key.count));
+                  reduce ? fmt::format("{} elements of {} bytes", count, key.element_bytes)
+                         : fmt::format("{} bytes", count));
     const int err = verify_error_code();
     PMPI_Comm_call_errhandler(comm, err);
     return err;
   }
   const bool trial = plan.trialling();
-  const bool timed = trial || candidate.stats;
+  CallRecord* record = rt.stats.enabled() && !candidate.native ? record_of(candidate, key, state.size(), bytes) : nullptr;
+  const bool timed = trial || record;
   const double start = timed ? PMPI_Wtime() : 0;
   int err = MPI_SUCCESS;
   if (candidate.native) {
     const FallbackReason why = trial                        ? FallbackReason::AutoTrialNative
                                : plan.candidates.size() > 1 ? FallbackReason::AutoChoseNative
                                                             : plan.native_why;
-    err = run_native(key.collective, comm, key.root, key.count * key.element_bytes, why, native,
+    err = run_native(key.collective, comm, key.root, bytes, why, native,
                      &candidate.native_stats[static_cast<int>(why)]);
   } else {
     add_one(rt.intercepted, rt.concurrent_calls());
     try {
-      err = schedule(candidate);
+      err = schedule(candidate, *segments);
     } catch (const std::bad_alloc&) {
       // Scratch memory ran out before this rank sent anything. Falling back to native
       // here alone would leave the other ranks inside Canopy's schedule, so the call
@@ -146,7 +197,7 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, MPI_Comm co
   }
   if (timed) {
     const double seconds = PMPI_Wtime() - start;
-    if (candidate.stats) candidate.stats->add(seconds);
+    if (record) record->add(seconds);
     if (trial) state.finish_call(plan, key, seconds);
   }
   return err;
@@ -164,6 +215,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
   if (rt.always_native(planner::Collective::Reduce)) return fallback(FallbackReason::AlgorithmNative);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
+  const std::vector<planner::Segment>* segments = nullptr;
   DatatypeLayout layout;
   PlanKey key{};
   try {
@@ -175,25 +227,26 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     if (!describe_datatype(datatype, layout)) return fallback(FallbackReason::UnsupportedDatatype);
     int commutative = 1;
     if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback(FallbackReason::OpQueryFailed);
-    key = {planner::Collective::Reduce, root, count, layout.size, commutative != 0};
-    plan = &state->plan(key);
+    key = plan_key(planner::Collective::Reduce, root, count, layout.size, commutative != 0);
+    plan = &plan_for(*state, key, count, &segments);
   } catch (const std::exception& e) {
     // Planning throws before any message: native is safe.
     rt.log->warn("MPI_Reduce: {}; native MPI runs", e.what());
     return fallback(FallbackReason::InternalError);
   }
   const bool is_root = state->rank() == root;
-  auto schedule = [&](const Candidate& c) {
+  auto schedule = [&](const Candidate& c, const std::vector<planner::Segment>& cut) {
     ExecutionBuffers b;
     b.input_is_accumulator = is_root && sendbuf == MPI_IN_PLACE;
     b.input = b.input_is_accumulator ? recvbuf : sendbuf;
     void* workspace_acc = nullptr;
     const bool own_workspace = !is_root && c.rank_needs_workspace;
-    carve_scratch(*state, c.schedule, layout, own_workspace ? count : 0, b, own_workspace ? &workspace_acc : nullptr);
+    carve_scratch(*state, c.schedule, cut, layout, own_workspace ? count : 0, b,
+                  own_workspace ? &workspace_acc : nullptr);
     b.accumulator = is_root ? recvbuf : workspace_acc;
-    return execute(c.schedule, state->rank(), b, layout, op, state->comm());
+    return execute(c.schedule, cut, state->rank(), b, layout, op, state->comm());
   };
-  return run_plan(*state, *plan, key, comm, schedule, native);
+  return run_plan(*state, *plan, key, count, segments, comm, schedule, native);
 }
 
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
@@ -206,6 +259,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
   if (rt.always_native(planner::Collective::Bcast)) return fallback(FallbackReason::AlgorithmNative);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
+  const std::vector<planner::Segment>* segments = nullptr;
   PlanKey key{};
   std::int64_t bytes = 0;
   try {
@@ -220,13 +274,13 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     // Ranks may describe the message with different datatypes of the same signature,
     // so the plan is made over bytes, which all ranks agree on.
     bytes = static_cast<std::int64_t>(count) * type_size;
-    key = {planner::Collective::Bcast, root, bytes, 1, true};
-    plan = &state->plan(key);
+    key = plan_key(planner::Collective::Bcast, root, bytes, 1, true);
+    plan = &plan_for(*state, key, bytes, &segments);
   } catch (const std::exception& e) {
     rt.log->warn("MPI_Bcast: {}; native MPI runs", e.what());
     return fallback(FallbackReason::InternalError);
   }
-  auto schedule = [&](const Candidate& c) {
+  auto schedule = [&](const Candidate& c, const std::vector<planner::Segment>& cut) {
     DatatypeLayout bytes_layout;
     describe_datatype(MPI_BYTE, bytes_layout);
     DatatypeLayout mine;
@@ -234,19 +288,19 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     const bool direct = describe_datatype(datatype, mine) && mine.dense;
     ExecutionBuffers b;
     void* packed = nullptr;
-    carve_scratch(*state, c.schedule, bytes_layout, direct ? 0 : bytes, b, direct ? nullptr : &packed);
+    carve_scratch(*state, c.schedule, cut, bytes_layout, direct ? 0 : bytes, b, direct ? nullptr : &packed);
     b.accumulator = direct ? buffer : packed;
     const bool is_root = state->rank() == root;
     int err = MPI_SUCCESS;
     // (pack_elements / unpack_elements: MPI_Pack takes int sizes; bytes may exceed 2 GiB.)
     if (!direct && is_root && bytes > 0) err = pack_elements(buffer, count, datatype, packed, bytes, state->comm());
-    const int run = execute(c.schedule, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm());
+    const int run = execute(c.schedule, cut, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm());
     if (err == MPI_SUCCESS) err = run;
     if (!direct && !is_root && bytes > 0 && err == MPI_SUCCESS)
       err = unpack_elements(packed, bytes, buffer, count, datatype, state->comm());
     return err;
   };
-  return run_plan(*state, *plan, key, comm, schedule, native);
+  return run_plan(*state, *plan, key, bytes, segments, comm, schedule, native);
 }
 
 }  // namespace canopy::shim

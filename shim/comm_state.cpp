@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+
+#include <spdlog/fmt/fmt.h>
 #include <set>
 #include <vector>
 
 #include "planner/describe.h"
 #include "planner/schedule_json.h"
+#include "planner/segments.h"
 #include "planner/select.h"
 #include "planner/validate.h"
 #include "shim/executor.h"
@@ -148,18 +151,71 @@ bool CommState::agree(std::uint64_t hash) {
 
 namespace {
 
-// FNV-1a over the schedule's JSON form: every field, the same on every rank.
-std::uint64_t schedule_fingerprint(const planner::Schedule& s) {
+// FNV-1a over how a schedule was planned (the algorithm, its segment size and the
+// problem): the same on every rank, although each rank keeps only its own steps.
+std::uint64_t plan_fingerprint(const planner::Problem& problem, const planner::Choice& choice) {
   std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : planner::schedule_to_json(s).dump()) h = (h ^ c) * 1099511628211ull;
+  auto mix = [&h](std::uint64_t v) {
+    for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
+  };
+  for (unsigned char c : choice.algorithm) h = (h ^ c) * 1099511628211ull;
+  for (std::int64_t v : {std::int64_t(problem.collective), std::int64_t(problem.nranks), std::int64_t(problem.root),
+                         problem.count, problem.element_bytes, std::int64_t(problem.commutative), choice.segment_bytes})
+    mix(static_cast<std::uint64_t>(v));
   return h;
 }
 
 // CANOPY_FAULT=invalid-schedule: a receive from a rank that does not exist, which the
-// validator rejects whatever the schedule was ("bad peer").
+// validator (and, in a view, the shape check) rejects whatever the schedule was ("bad
+// peer").
 void corrupt(planner::Schedule& s) {
   if (s.steps.empty()) s.steps.resize(1);
   s.steps[0].push_back(planner::Step::recv_into_accumulator(s.nranks, 0));
+}
+
+// The whole schedule is built, validated and logged up to this many ranks x segments
+// (cheap next to the calls it serves); beyond, only this rank's view is built and its
+// shape checked: the algorithms' views are proven against their whole schedules by the
+// planner's tests (tests/planner/test_views.cpp).
+constexpr std::int64_t kWholeScheduleLimit = std::int64_t{1} << 16;
+
+// One candidate's schedule for this rank: the view, checked, or an error message.
+struct Built {
+  planner::Schedule view;
+  std::string rejected;  // why the validator (or the shape check) refused it
+};
+
+Built build_candidate(const planner::Problem& problem, const planner::Choice& choice, int rank, bool fault,
+                      const PlanKey& key, const planner::Topology* topology, const std::string& id) {
+  Runtime& rt = runtime();
+  // The sizes the plan serves: its class, or its exact count.
+  const std::int64_t first = key.exact_count >= 0 ? problem.bytes() : planner::class_first_bytes(key.size_class);
+  const std::int64_t last = key.exact_count >= 0 ? problem.bytes() : planner::class_last_bytes(key.size_class);
+  Built out;
+  planner::Problem cut = problem;
+  cut.segment_bytes = choice.segment_bytes;
+  const std::int64_t segments = std::max<std::int64_t>(1, static_cast<std::int64_t>(planner::problem_segments(cut).size()));
+  if (static_cast<std::int64_t>(problem.nranks) * segments <= kWholeScheduleLimit) {
+    planner::Schedule whole = planner::build_schedule(problem, choice);
+    if (fault) corrupt(whole);
+    const planner::Validation v = planner::validate(whole);
+    if (!v) {
+      out.rejected = planner::summarize(whole) + ": rejected by the validator: " + v.summary();
+      return out;
+    }
+    rt.schedule_log.record(whole, problem.nranks, choice.predicted, rt.model.spec(), topology, id, first, last);
+    out.view = planner::project(whole, rank);
+    return out;
+  }
+  out.view = planner::build_view(problem, choice, rank);
+  if (fault) corrupt(out.view);
+  std::vector<std::string> errors;
+  if (!planner::check_shape(out.view, errors)) {
+    out.rejected = planner::summarize(out.view) + ": rejected by the shape check: " + errors.front();
+    return out;
+  }
+  rt.schedule_log.record(out.view, problem.nranks, choice.predicted, rt.model.spec(), topology, id, first, last);
+  return out;
 }
 
 bool writes_accumulator(const planner::Schedule& s, int rank) {
@@ -191,27 +247,50 @@ bool native_may_compete(const PlanKey& key) {
 
 }  // namespace
 
-CachedPlan& CommState::plan(const PlanKey& key) {
-  std::lock_guard<ThreadLock> lock(plans_lock_);
-  auto it = plans_.find(key);
-  if (it != plans_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second);  // now the most recently used
-    return *it->second->second;
+const std::vector<planner::Segment>* Candidate::segments_for(std::int64_t count) {
+  if (count == schedule.count) return &schedule.segments;
+  if (count != layout_count) {
+    if (!planner::rescale_segments(schedule.segments, schedule.count, count, layout)) return nullptr;
+    layout_count = count;
   }
+  return &layout;
+}
 
+std::size_t CachedPlan::bytes_held() const {
+  std::size_t n = sizeof(CachedPlan);
+  for (const Candidate& c : candidates) {
+    n += sizeof(Candidate) + (c.schedule.segments.capacity() + c.layout.capacity()) * sizeof(planner::Segment);
+    for (const auto& steps : c.schedule.steps) n += steps.capacity() * sizeof(planner::Step);
+  }
+  return n;
+}
+
+namespace {
+
+// The plan cache's counts over every communicator (PlanCacheStats); guarded because
+// threads may plan on different communicators at once.
+ThreadLock cache_stats_mutex;
+PlanCacheStats cache_counts;
+
+// The candidates for `key` on `rank` of a communicator of `size` ranks: priced by the
+// planner (planner/select.h), the best ones built as this rank's views.
+std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, int rank, int size,
+                                             const std::shared_ptr<const planner::Topology>& topology) {
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
   problem.collective = key.collective;
-  problem.nranks = size_;
+  problem.nranks = size;
   problem.root = key.root;
-  problem.count = key.count;
+  problem.count = key.exact_count >= 0 ? key.exact_count
+                                       : planner::class_representative_count(key.size_class, key.element_bytes);
   problem.element_bytes = key.element_bytes;
   problem.commutative = key.commutative;
   problem.model = rt.model;
-  problem.topology = topology_;
-  // The global settings, or what a CANOPY_CONFIG rule says for this size.
-  const config::Choice choice = rt.settings.choice_for(key.collective, key.count * key.element_bytes, size_);
+  problem.topology = topology;
+  // The global settings, or what a CANOPY_CONFIG rule says for this size (rules come
+  // with exact counts: PlanKey).
+  const config::Choice choice = rt.settings.choice_for(key.collective, problem.bytes(), size);
   planner::Request request;
   request.algorithm = choice.algorithm;
   request.segment_bytes = choice.segment_bytes;
@@ -219,11 +298,11 @@ CachedPlan& CommState::plan(const PlanKey& key) {
   const bool rule_says_native = request.algorithm == "native";
   if (!rule_says_native) try {
     // The model's best schedules (two when tuning, so a wrong model can be overruled),
-    // each validated before it may run.
-    std::vector<planner::Plan> ranked;
+    // each checked before it may run.
+    std::vector<planner::Choice> ranked;
     if (rt.settings.fault == "planner-error") throw planner::PlanError("injected by CANOPY_FAULT=planner-error");
     try {
-      ranked = planner::rank_plans(problem, request);
+      ranked = planner::rank_choices(problem, request);
     } catch (const planner::PlanError& e) {
       if (request.algorithm == "auto") throw;
       // A forced algorithm may decline a call (e.g. a commutative-only one meeting a
@@ -232,14 +311,14 @@ CachedPlan& CommState::plan(const PlanKey& key) {
       // Said once per process and collective; later cases at debug level.
       static std::atomic<bool> said[2];
       const bool first = !said[static_cast<int>(key.collective)].exchange(true);
-      if (rank_ == 0)
+      if (rank == 0)
         rt.log->log(first ? spdlog::level::warn : spdlog::level::debug,
                     "{}={} cannot plan {} on {} ranks ({}); using the model's best algorithm{}",
                     key.collective == planner::Collective::Reduce ? "CANOPY_REDUCE_ALGO" : "CANOPY_BCAST_ALGO",
-                    request.algorithm, planner::to_string(key.collective), size_, e.what(),
+                    request.algorithm, planner::to_string(key.collective), size, e.what(),
                     first ? " (further cases at debug level)" : "");
       request.algorithm = "auto";
-      ranked = planner::rank_plans(problem, request);
+      ranked = planner::rank_choices(problem, request);
     }
     // Trials also try the model's best algorithm with segments four times as large when
     // it cuts the message into many: what one more message costs is what the model
@@ -247,30 +326,39 @@ CachedPlan& CommState::plan(const PlanKey& key) {
     // the idle ping-pong says 30 us, so 22 segments of a 1 MiB bcast ran at 100 ms
     // where 4 ran at 72). Only when the planner chooses the segment size.
     std::size_t wanted = tune ? 2 : 1;
-    const planner::Schedule& best = ranked.front().schedule;
-    if (tune && request.segment_bytes < 0 && best.segments.size() >= kCoarserTrialSegments) {
-      planner::Request coarser{best.algorithm, 4 * best.largest_segment_count() * best.element_bytes};
-      try {
-        planner::Plan variant = planner::rank_plans(problem, coarser).front();
-        ranked.insert(ranked.begin() + std::min<std::size_t>(2, ranked.size()), std::move(variant));
-        wanted = 3;
-      } catch (const planner::PlanError&) {
-        // The algorithm declines that segment size: the usual two candidates compete.
+    if (tune && request.segment_bytes < 0) {
+      planner::Problem cut = problem;
+      cut.segment_bytes = ranked.front().segment_bytes;
+      const std::vector<planner::Segment> layout = planner::problem_segments(cut);
+      if (layout.size() >= kCoarserTrialSegments) {
+        std::int64_t largest = 0;
+        for (const planner::Segment& seg : layout) largest = std::max(largest, seg.count);
+        planner::Request coarser{ranked.front().algorithm, 4 * largest * problem.element_bytes};
+        try {
+          planner::Choice variant = planner::rank_choices(problem, coarser).front();
+          ranked.insert(ranked.begin() + std::min<std::size_t>(2, ranked.size()), std::move(variant));
+          wanted = 3;
+        } catch (const planner::PlanError&) {
+          // The algorithm declines that segment size: the usual two candidates compete.
+        }
       }
     }
-    for (planner::Plan& p : ranked) {
+    for (const planner::Choice& pick : ranked) {
       if (made->candidates.size() == wanted) break;
-      if (rt.settings.fault == "invalid-schedule") corrupt(p.schedule);
-      const planner::Validation v = planner::validate(p.schedule);
-      if (!v) {
-        if (rank_ == 0) rt.log->warn("{}: rejected by the validator: {}", planner::summarize(p.schedule), v.summary());
+      Candidate c;
+      c.fingerprint = plan_fingerprint(problem, pick);
+      char id[17];
+      std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(c.fingerprint));
+      c.schedule_id = id;
+      Built built = build_candidate(problem, pick, rank, rt.settings.fault == "invalid-schedule", key,
+                                    topology.get(), c.schedule_id);
+      if (!built.rejected.empty()) {
+        if (rank == 0) rt.log->warn("{}", built.rejected);
         continue;
       }
-      Candidate c;
-      c.rank_needs_workspace = writes_accumulator(p.schedule, rank_);
-      if (rt.settings.verify) c.fingerprint = schedule_fingerprint(p.schedule);
-      c.schedule = std::move(p.schedule);
-      c.predicted = p.predicted;
+      c.rank_needs_workspace = writes_accumulator(built.view, rank);
+      c.schedule = std::move(built.view);
+      c.predicted = pick.predicted;
       made->candidates.push_back(std::move(c));
     }
     if (made->candidates.empty()) {
@@ -291,36 +379,58 @@ CachedPlan& CommState::plan(const PlanKey& key) {
     made->trial_calls = static_cast<int>(made->candidates.size()) * (1 + rt.settings.auto_trials);
 
   if (rule_says_native) made->native_why = FallbackReason::Configured;  // counted and said when it runs
-  if (!made->native_reason.empty() && rank_ == 0)
+  if (!made->native_reason.empty() && rank == 0)
     rt.log->warn("{} on {} ranks, root {}, {} elements: planning failed ({}); native MPI runs",
-                 planner::to_string(key.collective), size_, key.root, key.count, made->native_reason);
-  for (Candidate& c : made->candidates) {
-    if (c.native) continue;  // native calls are recorded with their reason as they run
-    if (rt.stats.enabled()) {
-      CallKind kind;
-      kind.collective = key.collective;
-      kind.comm_size = size_;
-      kind.root = key.root;
-      kind.bytes = key.count * key.element_bytes;
-      kind.algorithm = c.name();
-      kind.segments = static_cast<int>(c.schedule.segments.size());
-      kind.predicted = c.predicted;
-      kind.schedule_id = schedule_id(c.schedule);
-      c.stats = rt.stats.record(kind);
-    }
-    rt.schedule_log.record(c.schedule, size_, c.predicted, rt.model.spec(), topology_.get());
-    if (rank_ == 0 && rt.log->should_log(spdlog::level::info)) {
+                 planner::to_string(key.collective), size, key.root, problem.count, made->native_reason);
+  if (rank == 0 && rt.log->should_log(spdlog::level::info))
+    for (const Candidate& c : made->candidates) {
+      if (c.native) continue;
       std::string text = planner::describe_schedule(c.schedule, rt.log->should_log(spdlog::level::debug));
       if (!text.empty() && text.back() == '\n') text.pop_back();
-      rt.log->info("new schedule: {}; predicted {}\n{}", planner::summarize(c.schedule),
+      const std::string sizes =
+          key.exact_count >= 0 ? "" : fmt::format(" (for {}..{} B)", planner::class_first_bytes(key.size_class),
+                                                   planner::class_last_bytes(key.size_class));
+      rt.log->info("new schedule: {}{}; predicted {}\n{}", planner::summarize(c.schedule), sizes,
                    planner::format_seconds(c.predicted), text);
     }
+  return made;
+}
+
+}  // namespace
+
+PlanCacheStats CommState::cache_stats() {
+  std::lock_guard<ThreadLock> lock(cache_stats_mutex);
+  return cache_counts;
+}
+
+CachedPlan& CommState::plan(const PlanKey& key) {
+  std::lock_guard<ThreadLock> lock(plans_lock_);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);  // now the most recently used
+    {
+      std::lock_guard<ThreadLock> counts(cache_stats_mutex);  // no lock below MPI_THREAD_MULTIPLE
+      ++cache_counts.hits;
+    }
+    return *it->second->second;
   }
+  std::unique_ptr<CachedPlan> made = make_cached_plan(key, rank_, size_, topology_);
+  plans_bytes_ += made->bytes_held();
   lru_.emplace_front(key, std::move(made));
   plans_[key] = lru_.begin();
+  long evicted = 0;
   if (lru_.size() > kMaxPlans) {
+    plans_bytes_ -= lru_.back().second->bytes_held();
     plans_.erase(lru_.back().first);
     lru_.pop_back();
+    evicted = 1;
+  }
+  {
+    std::lock_guard<ThreadLock> counts(cache_stats_mutex);
+    ++cache_counts.plans;
+    cache_counts.evictions += evicted;
+    cache_counts.most_held = std::max(cache_counts.most_held, static_cast<long>(lru_.size()));
+    cache_counts.most_bytes = std::max(cache_counts.most_bytes, plans_bytes_);
   }
   return *lru_.front().second;
 }
@@ -345,8 +455,12 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
     std::string measured;
     for (int c = 0; c < n; ++c)
       measured += (c ? ", " : "") + trial_name(plan.candidates[c]) + " " + planner::format_seconds(best[c]);
+    const std::string sizes =
+        key.exact_count >= 0 ? std::to_string(key.exact_count * key.element_bytes)
+                             : fmt::format("{}..{}", planner::class_first_bytes(key.size_class),
+                                           planner::class_last_bytes(key.size_class));
     rt.log->info("auto: {} on {} ranks, root {}, {} B: measured {}; chose {}", planner::to_string(key.collective),
-                 size_, key.root, key.count * key.element_bytes, measured, trial_name(plan.candidates[plan.chosen]));
+                 size_, key.root, sizes, measured, trial_name(plan.candidates[plan.chosen]));
   }
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "planner/schedule.h"
+#include "planner/size_class.h"
 #include "planner/topology.h"
 #include "shim/call_stats.h"
 #include "shim/fallback.h"
@@ -26,16 +27,30 @@ namespace canopy::shim {
 // One way to run a call: a Canopy schedule, or the native MPI collective.
 struct Candidate {
   bool native = false;
+  // This rank's view of the schedule (Schedule::view_rank), made for the plan's count
+  // (a size class's representative count, or the exact count): the only steps this
+  // rank keeps, whatever the communicator's size.
   planner::Schedule schedule;
   double predicted = 0;               // seconds under the cost model (schedules only)
   bool rank_needs_workspace = false;  // this rank writes an accumulator it does not own
   CallRecord* stats = nullptr;        // where its calls are counted (CANOPY_TIMING/_REPORT)
+  std::int64_t stats_bytes = -1;      // the message size `stats` records
   // The native candidate's records, one per reason it runs for (a trial, auto's
   // choice, ...), found on first use: looking a record up builds its key and takes a
   // lock, which at 8 bytes on 2 ranks cost more than the native call itself.
   std::array<CallRecord*, kFallbackReasons> native_stats{};
-  std::uint64_t fingerprint = 0;      // hash of the schedule (CANOPY_VERIFY compares it)
+  // What identifies the schedule on every rank (the views differ from rank to rank):
+  // a hash of how it was planned, for CANOPY_VERIFY, and the log's id of it.
+  std::uint64_t fingerprint = 0;
+  std::string schedule_id;
+  // The segments cut for the count last run (planner::rescale_segments of the view's
+  // own), kept because programs repeat counts.
+  std::int64_t layout_count = -1;
+  std::vector<planner::Segment> layout;
   std::string name() const { return native ? "native" : schedule.algorithm; }
+  // The segments for a call of `count` elements, or null when this schedule cannot be
+  // cut for it (then the count gets a plan of its own).
+  const std::vector<planner::Segment>* segments_for(std::int64_t count);
 };
 
 // What Canopy runs for one kind of call. With CANOPY_*_ALGO=auto the first calls
@@ -53,28 +68,44 @@ struct CachedPlan {
 
   bool trialling() const { return calls < trial_calls; }
   int current() const { return trialling() ? calls % static_cast<int>(candidates.size()) : chosen; }
+  std::size_t bytes_held() const;  // memory the plan keeps (views, layouts), for the report
 };
 
-// Identifies calls that get the same plan; every field is identical on all ranks.
+// Identifies calls that get the same plan; every field is identical on all ranks. A
+// plan serves a size class of messages (planner/size_class.h) unless `exact_count` is
+// set: with CANOPY_SEGMENT_BYTES or CANOPY_CONFIG rules (a forced segment size and a
+// rule's byte range apply exactly), and for a count the class's schedule cannot be
+// cut for.
 struct PlanKey {
   planner::Collective collective;
   int root;
-  std::int64_t count;
+  int size_class;
   std::int64_t element_bytes;
   bool commutative;
+  std::int64_t exact_count = -1;
   bool operator==(const PlanKey& o) const {
-    return collective == o.collective && root == o.root && count == o.count && element_bytes == o.element_bytes &&
-           commutative == o.commutative;
+    return collective == o.collective && root == o.root && size_class == o.size_class &&
+           element_bytes == o.element_bytes && commutative == o.commutative && exact_count == o.exact_count;
   }
 };
 
 struct PlanKeyHash {
   std::size_t operator()(const PlanKey& k) const {
-    std::size_t h = std::hash<std::int64_t>()(k.count);
+    std::size_t h = std::hash<std::int64_t>()(k.exact_count);
+    h = h * 31 + static_cast<std::size_t>(k.size_class);
     h = h * 31 + std::hash<std::int64_t>()(k.element_bytes);
     h = h * 31 + static_cast<std::size_t>(k.root);
     return h * 4 + static_cast<std::size_t>(k.collective) * 2 + (k.commutative ? 1 : 0);
   }
+};
+
+// The plan cache's counts over the whole process (every communicator), for the report.
+struct PlanCacheStats {
+  long hits = 0;
+  long plans = 0;      // misses: plans made
+  long evictions = 0;  // plans dropped for the size limit
+  long most_held = 0;  // the most plans one communicator held at once
+  std::size_t most_bytes = 0;  // the most memory one communicator's plans held at once
 };
 
 // Grow-only scratch memory, 64-byte aligned; contents are not kept across calls.
@@ -109,6 +140,8 @@ class CommState {
 
   // At most this many plans are kept per communicator; the least recently used goes.
   static constexpr std::size_t kMaxPlans = 64;
+  // The plan cache's counts so far, over every communicator of this process.
+  static PlanCacheStats cache_stats();
 
   MPI_Comm comm() const { return private_comm_; }
   int rank() const { return rank_; }
@@ -154,6 +187,7 @@ class CommState {
   using PlanList = std::list<std::pair<PlanKey, std::unique_ptr<CachedPlan>>>;
   PlanList lru_;
   std::unordered_map<PlanKey, PlanList::iterator, PlanKeyHash> plans_;
+  std::size_t plans_bytes_ = 0;  // bytes_held() of the plans in the cache
   // Guards lru_ and plans_ under MPI_THREAD_MULTIPLE. MPI forbids concurrent
   // collectives on one communicator, so a correct program never contends for it (one
   // uncontended lock per call); an erroneous one still gets wrong results, but the

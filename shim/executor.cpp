@@ -27,10 +27,10 @@ namespace {
 
 class RankRun {
  public:
-  RankRun(const Schedule& s, int rank, const ExecutionBuffers& b, const DatatypeLayout& layout, MPI_Op op,
-          MPI_Comm comm)
-      : s_(s), rank_(rank), b_(b), layout_(layout), op_(op), comm_(comm) {
-    const std::size_t nseg = s.segments.size();
+  RankRun(const Schedule& s, const std::vector<planner::Segment>& segments, int rank, const ExecutionBuffers& b,
+          const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm)
+      : s_(s), segments_(segments), rank_(rank), b_(b), layout_(layout), op_(op), comm_(comm) {
+    const std::size_t nseg = segments.size();
     acc_recv_.assign(nseg, MPI_REQUEST_NULL);
     slot_recv_.assign(b.slots.size(), MPI_REQUEST_NULL);
     readers_.assign(nseg, {});
@@ -61,10 +61,11 @@ class RankRun {
   }
 
  private:
-  // The validator guarantees every segment fits an int count (planner/segments.h).
-  int count(int seg) const { return static_cast<int>(s_.segments[seg].count); }
-  char* acc(int seg) const { return layout_.element(b_.accumulator, s_.segments[seg].first); }
-  const char* input(int seg) const { return layout_.element(b_.input, s_.segments[seg].first); }
+  // The validator (and rescale_segments) guarantee every segment fits an int count
+  // (planner/segments.h).
+  int count(int seg) const { return static_cast<int>(segments_[seg].count); }
+  char* acc(int seg) const { return layout_.element(b_.accumulator, segments_[seg].first); }
+  const char* input(int seg) const { return layout_.element(b_.input, segments_[seg].first); }
   static int tag(int seg) { return seg % 32767; }
   void note(int err) {
     if (err != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = err;
@@ -178,6 +179,7 @@ class RankRun {
   }
 
   const Schedule& s_;
+  const std::vector<planner::Segment>& segments_;
   const int rank_;
   const ExecutionBuffers& b_;
   const DatatypeLayout& layout_;
@@ -193,9 +195,9 @@ class RankRun {
 
 }  // namespace
 
-int execute(const Schedule& schedule, int rank, const ExecutionBuffers& buffers, const DatatypeLayout& layout,
-            MPI_Op op, MPI_Comm comm) {
-  return RankRun(schedule, rank, buffers, layout, op, comm).run();
+int execute(const Schedule& schedule, const std::vector<planner::Segment>& segments, int rank,
+            const ExecutionBuffers& buffers, const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm) {
+  return RankRun(schedule, segments, rank, buffers, layout, op, comm).run();
 }
 
 }  // namespace canopy::shim

@@ -29,8 +29,11 @@ struct ExecutionBuffers {
   std::vector<void*> slots;           // one scratch buffer per slot, largest segment each
 };
 
-int execute(const planner::Schedule& schedule, int rank, const ExecutionBuffers& buffers,
-            const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm);
+// Runs `rank`'s steps of `schedule` (the whole schedule or that rank's view) over the
+// message cut into `segments` (the schedule's own, or the same number of segments cut
+// for this call's count: planner::rescale_segments).
+int execute(const planner::Schedule& schedule, const std::vector<planner::Segment>& segments, int rank,
+            const ExecutionBuffers& buffers, const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm);
 
 // Waits for a request without spinning a core flat out; `status` as PMPI_Test's.
 int wait_politely(MPI_Request* request, MPI_Status* status = MPI_STATUS_IGNORE);

@@ -11,6 +11,7 @@
 
 #include "planner/describe.h"
 #include "shim/canopy.h"
+#include "shim/comm_state.h"
 #include "shim/fallback.h"
 #include "shim/runtime.h"
 
@@ -51,7 +52,36 @@ std::string reason_text(const std::string& name) {
 
 }  // namespace
 
-json build_report(const JobFacts& job, const std::vector<json>& per_rank) {
+json plan_cache_json() {
+  const PlanCacheStats c = CommState::cache_stats();
+  return {{"plans", c.plans}, {"hits", c.hits}, {"evictions", c.evictions}, {"most_held", c.most_held},
+          {"most_bytes", c.most_bytes}, {"limit", CommState::kMaxPlans}};
+}
+
+namespace {
+
+// The ranks' plan caches: plans made and hits summed over ranks, the largest cache any
+// rank held.
+json merge_plan_caches(const std::vector<json>& caches) {
+  long plans = 0, hits = 0, evictions = 0, most_held = 0, most_bytes = 0, limit = 0;
+  for (const json& c : caches) {
+    plans += c.value("plans", 0L);
+    hits += c.value("hits", 0L);
+    evictions += c.value("evictions", 0L);
+    most_held = std::max(most_held, c.value("most_held", 0L));
+    most_bytes = std::max(most_bytes, c.value("most_bytes", 0L));
+    limit = std::max(limit, c.value("limit", 0L));
+  }
+  const long lookups = plans + hits;
+  return {{"plans", plans},       {"hits", hits},
+          {"hit_rate", lookups ? static_cast<double>(hits) / lookups : 0.0},
+          {"evictions", evictions}, {"most_held_per_communicator", most_held},
+          {"most_bytes_per_communicator", most_bytes}, {"limit_per_communicator", limit}};
+}
+
+}  // namespace
+
+json build_report(const JobFacts& job, const std::vector<json>& per_rank, const std::vector<json>& caches) {
   // One entry per kind of call, merged over ranks.
   struct Kind {
     json first;  // the first rank's record: what the kind is
@@ -176,7 +206,10 @@ json build_report(const JobFacts& job, const std::vector<json>& per_rank) {
               {"max", time_max}}}}},
           {"by_size", by_size},
           {"kinds", rows},
-          {"fallbacks", fallback_rows}};
+          {"fallbacks", fallback_rows},
+          // Plans are made per size class and kept per communicator up to the limit,
+          // least recently used out first (shim/comm_state.h).
+          {"plan_cache", merge_plan_caches(caches)}};
 }
 
 std::string report_text(const json& report) {
@@ -239,6 +272,16 @@ std::string report_text(const json& report) {
   for (const json& f : report["fallbacks"])
     out << "  " << pad(f["collective"].get<std::string>(), 8) << pad(f["calls"].dump(), 8, true) << " calls: "
         << f["reason"].get<std::string>() << " (" << f["reason_text"].get<std::string>() << ")\n";
+  if (report.contains("plan_cache")) {
+    const json& c = report["plan_cache"];
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.1f%%", 100 * c.value("hit_rate", 0.0));
+    out << "\nplan cache (all ranks): " << c.value("plans", 0L) << " plans made, " << c.value("hits", 0L)
+        << " hits (" << rate << " of lookups), " << c.value("evictions", 0L) << " evicted; at most "
+        << c.value("most_held_per_communicator", 0L) << " plans ("
+        << (c.value("most_bytes_per_communicator", 0L) + 1023) / 1024 << " KiB) held per communicator, limit "
+        << c.value("limit_per_communicator", 0L) << "\n";
+  }
   return out.str();
 }
 
@@ -248,7 +291,7 @@ std::string write_report(const std::string& path, const std::string& format, con
   int rank = 0, size = 1;
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
-  const std::string mine = rt.stats.to_json().dump();
+  const std::string mine = json{{"calls", rt.stats.to_json()}, {"plan_cache", plan_cache_json()}}.dump();
   int length = static_cast<int>(mine.size());
   std::vector<int> lengths(rank == 0 ? size : 0), offsets(rank == 0 ? size : 0);
   PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
@@ -263,9 +306,13 @@ std::string write_report(const std::string& path, const std::string& format, con
   }
   PMPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm);
   if (rank != 0) return "";
-  std::vector<json> per_rank;
-  for (int r = 0; r < size; ++r) per_rank.push_back(json::parse(all.begin() + offsets[r], all.begin() + offsets[r] + lengths[r]));
-  const json report = build_report(job, per_rank);
+  std::vector<json> per_rank, caches;
+  for (int r = 0; r < size; ++r) {
+    json both = json::parse(all.begin() + offsets[r], all.begin() + offsets[r] + lengths[r]);
+    per_rank.push_back(std::move(both["calls"]));
+    caches.push_back(std::move(both["plan_cache"]));
+  }
+  const json report = build_report(job, per_rank, caches);
   std::ofstream file(path);
   if (!file) return "CANOPY_REPORT='" + path + "': cannot open the file for writing; no report";
   if (format == "json") file << report.dump(2) << "\n";

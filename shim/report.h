@@ -29,8 +29,13 @@ struct JobFacts {
 
 // Pure: the job's report from every rank's CallStats::to_json() array (index = world
 // rank). Calls of one kind are counted once per collective call (a call on a
-// communicator of n ranks appears in n ranks' records).
-nlohmann::json build_report(const JobFacts& job, const std::vector<nlohmann::json>& per_rank);
+// communicator of n ranks appears in n ranks' records). `caches`, when given, holds
+// every rank's plan cache counts (plan_cache_json), summed into "plan_cache".
+nlohmann::json build_report(const JobFacts& job, const std::vector<nlohmann::json>& per_rank,
+                            const std::vector<nlohmann::json>& caches = {});
+
+// This rank's plan cache counts (CommState::cache_stats) as JSON.
+nlohmann::json plan_cache_json();
 
 // Pure: the report as text for a terminal or an editor.
 std::string report_text(const nlohmann::json& report);

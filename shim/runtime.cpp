@@ -133,6 +133,7 @@ void initialize(int thread_level) {
   // Last: a CANOPY_TOPOLOGY file that cannot be used has made both collectives native.
   rt.native_only = {rt.settings.always_native(planner::Collective::Reduce),
                     rt.settings.always_native(planner::Collective::Bcast)};
+  rt.exact_plans = rt.settings.segment_bytes >= 0 || !rt.settings.rules.empty();
   rt.active = true;
   if (lead)
     rt.log->info("active: reduce={} bcast={} segment_bytes={}{} model {}", rt.settings.reduce_algorithm,

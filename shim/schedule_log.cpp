@@ -30,12 +30,12 @@ std::string ScheduleLog::open(const std::string& pattern, int world_rank) {
 }
 
 void ScheduleLog::record(const planner::Schedule& schedule, int comm_size, double predicted_seconds,
-                         const std::string& model_spec, const planner::Topology* topology) {
+                         const std::string& model_spec, const planner::Topology* topology, const std::string& id,
+                         std::int64_t first_bytes, std::int64_t last_bytes) {
   if (!file_) return;
-  nlohmann::json body = planner::schedule_to_json(schedule);
-  const std::string id = schedule_id(schedule);
   std::lock_guard<std::mutex> lock(mutex_);
   if (!seen_.insert(id).second) return;
+  nlohmann::json body = planner::schedule_to_json(schedule);
   nlohmann::json line = {{"event", "schedule"},
                          {"id", id},
                          {"collective", planner::to_string(schedule.collective)},
@@ -43,6 +43,8 @@ void ScheduleLog::record(const planner::Schedule& schedule, int comm_size, doubl
                          {"root", schedule.root},
                          {"bytes", schedule.bytes()},
                          {"count", schedule.count},
+                         {"first_bytes", first_bytes},
+                         {"last_bytes", last_bytes},
                          {"algorithm", schedule.algorithm},
                          {"segments", schedule.segments.size()},
                          {"segment_bytes", schedule.segments.empty() ? 0 : schedule.segment_bytes(0)},
@@ -65,15 +67,6 @@ void ScheduleLog::record_timing(const CallRecord& record) {
   std::fputs(line.dump().c_str(), file_);
   std::fputc('\n', file_);
   std::fflush(file_);
-}
-
-std::string schedule_id(const planner::Schedule& schedule) {
-  // FNV-1a over the JSON text: stable across ranks, runs and compilers (std::hash is not).
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : planner::schedule_to_json(schedule).dump()) h = (h ^ c) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
 }
 
 void ScheduleLog::close() {

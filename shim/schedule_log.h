@@ -1,5 +1,5 @@
 // CANOPY_SCHEDULE_LOG: JSON lines, one for every distinct schedule a rank uses, with
-// the call it serves and its predicted time ("event": "schedule"), and with
+// the calls it serves (a size class of messages: first_bytes..last_bytes) and its predicted time ("event": "schedule"), and with
 // CANOPY_TIMING, at MPI_Finalize, one per kind of call with this rank's measured
 // times ("event": "timing", pointing to its schedule by "schedule_id"). The schedule itself is in the planner's
 // JSON form (planner/schedule_json.h), so tools read it back into the IR.
@@ -23,10 +23,15 @@ class ScheduleLog {
   // without it only world rank 0 writes. Returns an error message, or "" on success.
   std::string open(const std::string& pattern, int world_rank);
   bool enabled() const { return file_ != nullptr; }
-  // Appends one line unless this exact schedule was logged already; with the
+  // Appends one line unless the schedule `id` was logged already; with the
   // communicator's topology when the plan had one ("topology", planner/topology_json.h).
+  // `schedule` is the whole schedule, or (for communicators too large to hold every
+  // rank's steps) this rank's view; `id` names it the same on every rank. It was made
+  // for its own count and serves the calls of first_bytes..last_bytes (its size class,
+  // planner/size_class.h), cut for each count.
   void record(const planner::Schedule& schedule, int comm_size, double predicted_seconds,
-              const std::string& model_spec, const planner::Topology* topology = nullptr);
+              const std::string& model_spec, const planner::Topology* topology, const std::string& id,
+              std::int64_t first_bytes, std::int64_t last_bytes);
   // Appends one "timing" line: the calls `record` counted on this rank (CANOPY_TIMING).
   void record_timing(const CallRecord& record);
   void close();
@@ -37,9 +42,6 @@ class ScheduleLog {
   std::unordered_set<std::string> seen_;  // ids already written
 };
 
-// A schedule's identity in the log (16 hex digits, a hash of its JSON form): the same
-// on every rank and in every run of the same build.
-std::string schedule_id(const planner::Schedule& schedule);
 
 // "%r" replaced by `rank` everywhere in `pattern`.
 std::string expand_rank(const std::string& pattern, int rank);

@@ -148,14 +148,35 @@ Schedule view_binary_bcast(const Problem& problem, int rank) {
   return tree_bcast_view(problem, binary_links(problem.nranks, problem.root, rank, false), rank, "binary");
 }
 
+namespace {
+
+// N = ceil(log2(p+1)), the levels of a complete binary tree of p ranks.
+double binary_levels(int p) {
+  int n = 0;
+  while ((std::int64_t{1} << n) < static_cast<std::int64_t>(p) + 1) ++n;
+  return n;
+}
+
+}  // namespace
+
 Price price_binary_reduce(const Problem& problem) {
   check_problem(problem);
   const int p = problem.nranks;
+  if (unidirectional(problem.model)) {  // 2(N-1)(T+G) + (q-1)(3T+2G): exact on perfect trees, above
+    const auto [q, T, G] = unidirectional_terms(problem);
+    if (p == 1 || q == 0) return {0, false};
+    return {2 * (binary_levels(p) - 1) * (T + G) + (q - 1) * (3 * T + 2 * G), false};
+  }
   return price_tree(problem, problem.commutative ? binary_shapes(p) : binary_two_sided_shapes(p, problem.root));
 }
 
 Price price_binary_bcast(const Problem& problem) {
   check_problem(problem);
+  if (unidirectional(problem.model)) {  // (2(N-1) + 3(q-1)) g(s) half duplex on perfect trees, above
+    const auto [q, T, G] = unidirectional_terms(problem);
+    if (problem.nranks == 1 || q == 0) return {0, false};
+    return {(2 * (binary_levels(problem.nranks) - 1) + 3 * (q - 1)) * T, false};
+  }
   return price_tree(problem, binary_shapes(problem.nranks));
 }
 

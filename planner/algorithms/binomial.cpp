@@ -67,8 +67,25 @@ Schedule view_binomial_bcast(const Problem& problem, int rank) {
   return tree_bcast_view(problem, binomial_links(problem.nranks, problem.root, rank, true), rank, "binomial");
 }
 
+namespace {
+
+// ceil(log2 p): the rounds of a binomial tree, and the root's children.
+double rounds(int p) {
+  int k = 0;
+  while ((std::int64_t{1} << k) < p) ++k;
+  return k;
+}
+
+}  // namespace
+
 Price price_binomial_reduce(const Problem& problem) {
   check_problem(problem);
+  if (unidirectional(problem.model)) {
+    // 001: ceil(log2 p)(alpha + beta m + gamma m) unsegmented; segmented, the root still
+    // receives and combines q segments from each of its ceil(log2 p) children in turn.
+    const auto [q, T, G] = unidirectional_terms(problem);
+    return {rounds(problem.nranks) * q * (T + G), false};
+  }
   ShapeTree shapes = binomial_shapes(problem.nranks, false);
   shapes.forwards = !problem.commutative && problem.root != 0;  // rooted at 0, forwarded to the root
   return price_tree(problem, shapes);
@@ -76,6 +93,10 @@ Price price_binomial_reduce(const Problem& problem) {
 
 Price price_binomial_bcast(const Problem& problem) {
   check_problem(problem);
+  if (unidirectional(problem.model)) {  // 004: ceil(log2 P) L + floor(log2 P) g(s) k, L = 0 (the root's sends)
+    const auto [q, T, G] = unidirectional_terms(problem);
+    return {rounds(problem.nranks) * q * T, false};
+  }
   return price_tree(problem, binomial_shapes(problem.nranks, true));
 }
 

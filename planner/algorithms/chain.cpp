@@ -97,11 +97,22 @@ Schedule view_chain_bcast(const Problem& problem, int rank) {
 Price price_chain_reduce(const Problem& problem) {
   check_problem(problem);
   const int p = problem.nranks;
+  if (unidirectional(problem.model)) {  // the exact critical path above (Langou's pipeline)
+    const auto [q, T, G] = unidirectional_terms(problem);
+    if (p == 1 || q == 0) return {0, false};
+    return {p == 2 ? q * (T + G) : (p - 1) * (T + G) + (q - 1) * (2 * T + G), false};
+  }
   return price_tree(problem, problem.commutative ? chain_shapes(p) : two_arm_chain_shapes(p, problem.root));
 }
 
 Price price_chain_bcast(const Problem& problem) {
   check_problem(problem);
+  if (unidirectional(problem.model)) {  // half duplex: ((p-1) + 2(q-1)) g, above
+    const auto [q, T, G] = unidirectional_terms(problem);
+    const int p = problem.nranks;
+    if (p == 1 || q == 0) return {0, false};
+    return {p == 2 ? q * T : ((p - 1) + 2 * (q - 1)) * T, false};
+  }
   return price_tree(problem, chain_shapes(problem.nranks));
 }
 

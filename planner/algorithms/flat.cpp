@@ -59,11 +59,19 @@ Schedule view_flat_bcast(const Problem& problem, int rank) {
 
 Price price_flat_reduce(const Problem& problem) {
   check_problem(problem);
+  if (unidirectional(problem.model)) {  // (p-1)(q alpha + (beta + gamma) m), above
+    const auto [q, T, G] = unidirectional_terms(problem);
+    return {(problem.nranks - 1) * q * (T + G), false};
+  }
   return price_tree(problem, flat_shapes(problem.nranks));
 }
 
 Price price_flat_bcast(const Problem& problem) {
   check_problem(problem);
+  if (unidirectional(problem.model)) {  // (p-1) q g: the root's port serves every transfer
+    const auto [q, T, G] = unidirectional_terms(problem);
+    return {(problem.nranks - 1) * q * T, false};
+  }
   return price_tree(problem, flat_shapes(problem.nranks));
 }
 

@@ -175,3 +175,32 @@ TEST_CASE("Shape trees stay small: O(log p) shapes for binomial and binary, one 
   CHECK(flat_shapes(p).shapes.size() == 2);
   CHECK(chain_shapes(1).root == 0);
 }
+
+TEST_CASE("Langou's unidirectional model: the families' paper forms price them as estimates, equal to the "
+          "simulator where the papers' forms are exact (equal segments, no copy cost)",
+          "[tree-price][unidirectional]") {
+  // 001's system: hockney, half duplex, no overlap. Chain: (p-1)(T+G) + (q-1)(2T+G) for
+  // p >= 3; flat: (p-1) q (T+G); binary on perfect trees of p >= 7: 2(N-1)(T+G) +
+  // (q-1)(3T+2G); binomial unsegmented: ceil(log2 p)(T+G). Bcast (G = 0): chain
+  // ((p-1) + 2(q-1)) T; flat (p-1) q T; binary (2(N-1) + 3(q-1)) T; binomial unsegmented
+  // ceil(log2 p) T.
+  const CostModel model = hockney_model(3, 0.25, 0.125);
+  Sweep sweep;
+  for (Collective c : {Collective::Reduce, Collective::Bcast})
+    for (const char* name : {"chain", "flat", "binary", "binomial"})
+      for (int p : {3, 4, 7, 15, 16, 31})
+        for (int q : {1, 2, 5}) {
+          const bool perfect = ((p + 1) & p) == 0;
+          if (std::string(name) == "binary" && !(perfect && p >= 7)) continue;
+          if (std::string(name) == "binomial" && q > 1) continue;
+          const Problem problem = make_problem(c, p, 0, 8 * q, 1, true, 8, model);
+          const Algorithm* a = find_algorithm(c, name);
+          const Price price = a->price(problem);
+          const double simulated = simulate_ok(a->plan(problem), model).makespan;
+          sweep.check(!price.exact && close(price.makespan, simulated),
+                      std::string(name) + " " + to_string(c) + " p=" + std::to_string(p) + " q=" + std::to_string(q) +
+                          ": price " + std::to_string(price.makespan) + ", simulated " + std::to_string(simulated));
+        }
+  INFO(sweep.first);
+  CHECK(sweep.failures == 0);
+}

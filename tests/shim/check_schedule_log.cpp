@@ -1,7 +1,9 @@
 // Checks a CANOPY_SCHEDULE_LOG written while log_calls ran on N ranks: every line is
 // valid JSON whose schedule reads back into the IR and passes the validator, its
 // summary fields agree with the schedule, and the lines describe exactly the calls
-// log_calls made, each distinct schedule once.
+// log_calls made, each distinct schedule once. A line serves the calls of
+// first_bytes..last_bytes (a size class), and its schedule was made for a count of
+// that class.
 //   check_schedule_log N FILE...
 #include <fstream>
 #include <iostream>
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
         const auto v = canopy::planner::validate(s);
         if (!v) fail(std::string(argv[f]) + " line " + std::to_string(lines) + ": invalid schedule: " + v.summary());
         if (j.at("comm_size") != s.nranks || j.at("root") != s.root || j.at("bytes") != s.bytes() ||
+            j.at("count") != s.count ||
             j.at("algorithm") != s.algorithm || j.at("segments") != s.segments.size() ||
             j.at("collective") != canopy::planner::to_string(s.collective))
           fail(std::string(argv[f]) + " line " + std::to_string(lines) + ": summary disagrees with the schedule");
@@ -57,8 +60,16 @@ int main(int argc, char** argv) {
         if (!j.at("predicted_s").is_number() || j.at("predicted_s").get<double>() < 0 ||
             (moves_data && j.at("predicted_s").get<double>() <= 0))
           fail(std::string(argv[f]) + " line " + std::to_string(lines) + ": predicted time missing or not positive");
+        const long long first = j.at("first_bytes").get<long long>(), last = j.at("last_bytes").get<long long>();
+        if (!(first <= s.bytes() && s.bytes() <= last))
+          fail(std::string(argv[f]) + " line " + std::to_string(lines) + ": its schedule's " +
+               std::to_string(s.bytes()) + " B lie outside the sizes it serves");
+        // The call it served: the one of log_calls's sizes in its range.
+        long long served = -1;
+        for (long long b : {4000LL, 56LL, 100LL, 4LL})
+          if (first <= b && b <= last) served = b;
         seen.insert(Call{j.at("collective").get<std::string>(), j.at("comm_size").get<int>(), j.at("root").get<int>(),
-                         j.at("bytes").get<long long>()});
+                         served});
       } catch (const std::exception& e) {
         fail(std::string(argv[f]) + " line " + std::to_string(lines) + ": " + e.what());
       }

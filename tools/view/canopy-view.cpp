@@ -114,11 +114,14 @@ void print_list(const std::vector<ScheduleEntry>& entries, const Options& o) {
     // The recorded prediction, unless --model or --no-topology asks for another.
     const CostModel model = model_for(e, o.model);
     const bool as_recorded = o.model.empty() && (!o.no_topology || !e.topology);
-    const double predicted =
-        as_recorded && e.predicted ? *e.predicted : simulate_entry(e, model, topology_for(e, o)).makespan;
-    std::printf("%5d  %-10s %5d %5d %12lld  %-22s %8zu  %s\n", e.index, to_string(s.collective), s.nranks, s.root,
-                static_cast<long long>(s.bytes()), s.algorithm.c_str(), s.segments.size(),
-                format_time(predicted, model).c_str());
+    // A rank's view cannot be simulated: it shows what was recorded.
+    const bool recorded = (as_recorded || s.is_view()) && e.predicted;
+    const std::string predicted = recorded ? format_time(*e.predicted, model)
+                                  : s.is_view() ? std::string("-")
+                                                : format_time(simulate_entry(e, model, topology_for(e, o)).makespan, model);
+    std::printf("%5d  %-10s %5d %5d %12lld  %-22s %8zu  %s%s\n", e.index, to_string(s.collective), s.nranks, s.root,
+                static_cast<long long>(s.bytes()), s.algorithm.c_str(), s.segments.size(), predicted.c_str(),
+                s.is_view() ? "  (rank " + std::to_string(s.view_rank) + "'s view)" : "");
   }
 }
 
@@ -129,8 +132,23 @@ void write_file(const std::string& path, const std::string& text) {
   if (std::fclose(out) != 0 || !ok) throw InputError("cannot write " + path);
 }
 
+// A rank's view (the log of a communicator too large to hold every rank's steps):
+// its steps and the prediction recorded with it; a timeline needs every rank.
+int show_view(const ScheduleEntry& e, const Options& o) {
+  if (!o.svg.empty())
+    throw InputError("entry " + std::to_string(e.index) + " holds rank " + std::to_string(e.schedule.view_rank) +
+                     "'s steps only (the shim logs one rank's view when a communicator's whole schedule is too "
+                     "large); a Gantt chart needs every rank's: plan it with canopy-plan --json and view that");
+  const CostModel model = model_for(e, o.model);
+  std::cout << "entry " << e.index << ": " << summarize(e.schedule) << "\n";
+  if (e.predicted) std::cout << "predicted makespan " << format_time(*e.predicted, model) << " (as recorded)\n";
+  std::cout << describe_schedule(e.schedule, o.steps);
+  return 0;
+}
+
 int show(const std::vector<ScheduleEntry>& entries, const Options& o) {
   const ScheduleEntry& e = select_entry(entries, o.selection);
+  if (e.schedule.is_view()) return show_view(e, o);
   const CostModel model = model_for(e, o.model);
   const Topology* topology = topology_for(e, o);
   const Simulation sim = simulate_entry(e, model, topology);
