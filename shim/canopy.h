@@ -23,6 +23,11 @@ long canopy_fallback_count(const char *collective, const char *reason);
 /* Communicators whose Canopy state (private duplicate, plans) is alive on this rank;
  * a communicator the application frees releases its state. */
 long canopy_live_comm_states(void);
+/* Plans this rank made (plan-cache misses) and plan-cache hits, over all communicators:
+ * plans are made per size class of messages (CANOPY_SEGMENT_BYTES and CANOPY_CONFIG
+ * rules: per count), so a program cycling through many counts makes few. */
+long canopy_plans_made(void);
+long canopy_plan_cache_hits(void);
 const char* canopy_version(void);
 
 #ifdef __cplusplus

@@ -419,11 +419,11 @@ CachedPlan& CommState::plan(const PlanKey& key) {
   lru_.emplace_front(key, std::move(made));
   plans_[key] = lru_.begin();
   long evicted = 0;
-  if (lru_.size() > kMaxPlans) {
+  while (lru_.size() > kMaxPlans || (plans_bytes_ > kMaxPlanBytes && lru_.size() > 1)) {
     plans_bytes_ -= lru_.back().second->bytes_held();
     plans_.erase(lru_.back().first);
     lru_.pop_back();
-    evicted = 1;
+    ++evicted;
   }
   {
     std::lock_guard<ThreadLock> counts(cache_stats_mutex);

@@ -138,8 +138,13 @@ class CommState {
   // How many states are alive in this process (canopy_live_comm_states).
   static long live_states();
 
-  // At most this many plans are kept per communicator; the least recently used goes.
-  static constexpr std::size_t kMaxPlans = 64;
+  // At most this many plans, holding at most this much memory, are kept per
+  // communicator; the least recently used go first. Plans are per size class (a
+  // hundred classes cover 8 B to 1 GiB) and root, and a plan keeps this rank's view only
+  // (some KiB), so the bounds are reached by programs that rotate through many roots
+  // and sizes, not by a communicator's size.
+  static constexpr std::size_t kMaxPlans = 1024;
+  static constexpr std::size_t kMaxPlanBytes = std::size_t{16} << 20;
   // The plan cache's counts so far, over every communicator of this process.
   static PlanCacheStats cache_stats();
 

@@ -54,8 +54,9 @@ std::string reason_text(const std::string& name) {
 
 json plan_cache_json() {
   const PlanCacheStats c = CommState::cache_stats();
-  return {{"plans", c.plans}, {"hits", c.hits}, {"evictions", c.evictions}, {"most_held", c.most_held},
-          {"most_bytes", c.most_bytes}, {"limit", CommState::kMaxPlans}};
+  return {{"plans", c.plans},         {"hits", c.hits},           {"evictions", c.evictions},
+          {"most_held", c.most_held}, {"most_bytes", c.most_bytes}, {"limit", CommState::kMaxPlans},
+          {"limit_bytes", CommState::kMaxPlanBytes}};
 }
 
 namespace {
@@ -63,7 +64,7 @@ namespace {
 // The ranks' plan caches: plans made and hits summed over ranks, the largest cache any
 // rank held.
 json merge_plan_caches(const std::vector<json>& caches) {
-  long plans = 0, hits = 0, evictions = 0, most_held = 0, most_bytes = 0, limit = 0;
+  long plans = 0, hits = 0, evictions = 0, most_held = 0, most_bytes = 0, limit = 0, limit_bytes = 0;
   for (const json& c : caches) {
     plans += c.value("plans", 0L);
     hits += c.value("hits", 0L);
@@ -71,12 +72,14 @@ json merge_plan_caches(const std::vector<json>& caches) {
     most_held = std::max(most_held, c.value("most_held", 0L));
     most_bytes = std::max(most_bytes, c.value("most_bytes", 0L));
     limit = std::max(limit, c.value("limit", 0L));
+    limit_bytes = std::max(limit_bytes, c.value("limit_bytes", 0L));
   }
   const long lookups = plans + hits;
   return {{"plans", plans},       {"hits", hits},
           {"hit_rate", lookups ? static_cast<double>(hits) / lookups : 0.0},
           {"evictions", evictions}, {"most_held_per_communicator", most_held},
-          {"most_bytes_per_communicator", most_bytes}, {"limit_per_communicator", limit}};
+          {"most_bytes_per_communicator", most_bytes}, {"limit_per_communicator", limit},
+          {"limit_bytes_per_communicator", limit_bytes}};
 }
 
 }  // namespace
@@ -280,7 +283,8 @@ std::string report_text(const json& report) {
         << " hits (" << rate << " of lookups), " << c.value("evictions", 0L) << " evicted; at most "
         << c.value("most_held_per_communicator", 0L) << " plans ("
         << (c.value("most_bytes_per_communicator", 0L) + 1023) / 1024 << " KiB) held per communicator, limit "
-        << c.value("limit_per_communicator", 0L) << "\n";
+        << c.value("limit_per_communicator", 0L) << " plans or " << c.value("limit_bytes_per_communicator", 0L) / 1048576
+        << " MiB\n";
   }
   return out.str();
 }

@@ -56,4 +56,8 @@ CANOPY_EXPORT long canopy_fallback_count(const char* collective, const char* rea
 
 CANOPY_EXPORT long canopy_live_comm_states(void) { return canopy::shim::CommState::live_states(); }
 
+CANOPY_EXPORT long canopy_plans_made(void) { return canopy::shim::CommState::cache_stats().plans; }
+
+CANOPY_EXPORT long canopy_plan_cache_hits(void) { return canopy::shim::CommState::cache_stats().hits; }
+
 CANOPY_EXPORT const char* canopy_version(void) { return CANOPY_VERSION_STRING; }

@@ -135,7 +135,7 @@ add_test(NAME "mpi preload: bad rule in CANOPY_CONFIG"
 set_tests_properties("mpi preload: bad rule in CANOPY_CONFIG" PROPERTIES
                      ENVIRONMENT "CANOPY_CONFIG=${shim_tests}/bad_rule_config.json" LABELS "mpi;preload" TIMEOUT 120)
 # ---- robustness: fallback reasons, fault injection, threads, CANOPY_VERIFY, memory ----
-foreach(prog fallbacks threads mismatch soak)
+foreach(prog fallbacks threads mismatch soak varying_counts)
   add_executable(${prog} ${shim_tests}/${prog}.c ${shim_tests}/canopy_check.h)
   set_target_properties(${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
   target_compile_definitions(${prog} PRIVATE _GNU_SOURCE)
@@ -227,6 +227,13 @@ endforeach()
 # after the warm-up stays under 2 MiB, freed communicators release Canopy's state.
 canopy_add_mpi_test(NAME "mpi native: soak np2" TARGET soak NP 2 TIMEOUT 300)
 canopy_add_mpi_test(NAME "mpi preload: soak np2" TARGET soak NP 2 PRELOAD TIMEOUT 300)
+
+# 600 calls of each collective over nearly as many distinct counts (up to 800 KB), at
+# rotating roots: right results, and with Canopy a plan per size class (a few dozen
+# per collective and root), not per count.
+canopy_add_mpi_test(NAME "mpi native: varying counts np3" TARGET varying_counts NP 3)
+canopy_add_mpi_test(NAME "mpi preload: varying counts np3" TARGET varying_counts NP 3 PRELOAD
+                    PASS_REGULAR_EXPRESSION "made [0-9]+ plans \\(at most [0-9]+ allowed\\) for 1200 calls")
 
 # ---- CANOPY_TOPOLOGY: a topology file, and what discovery logs -----------------------
 # three_sites.json: 5 ranks as 3 sites on 3 nodes (0,1 | 2,3 | 4), slow links between

@@ -6,10 +6,11 @@
  * Memory: the resident set size (/proc/self/statm) is read after a warm-up of 1,000
  * iterations and at the end; its growth must stay below --max-growth-kib (default
  * 2048). Counts are 1 + hash % 4000 doubles at roots hash % size, so nearly every call
- * of the measured phase is a (size, root) Canopy has not planned yet: a plan cache
- * without a bound keeps thousands of plans (measured at 2 ranks: RSS grew 4.4 MiB after
- * the warm-up with the bound lifted), where the bounded one keeps at most 64 per
- * communicator, all reached within the warm-up, as is the largest scratch buffer
+ * of the measured phase is a (size, root) Canopy has not run yet. When plans were made
+ * per count, a plan cache without a bound kept thousands of plans (measured at 2 ranks:
+ * RSS grew 4.4 MiB after the warm-up with the bound lifted); plans are now made per
+ * size class and root (about 90 here per communicator, under the cache's bound,
+ * shim/comm_state.h), all reached within the warm-up, as is the largest scratch buffer
  * (32,000 bytes). What remains is allocator noise (measured: under 200 KiB).
  *
  * With Canopy preloaded, canopy_live_comm_states() must never exceed 2 (MPI_COMM_WORLD

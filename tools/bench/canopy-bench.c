@@ -48,6 +48,12 @@ static void usage(FILE* out) {
           "  --root R         root rank (default 0)\n"
           "  --rotate-root    root of call i is i mod N instead\n"
           "  --reference      also print REFERENCE lines\n"
+          "  --varying N      instead of one size at a time: N calls of each collective, call i\n"
+          "                   of a count drawn from 1 to the largest --sizes / 8 doubles (all\n"
+          "                   ranks draw alike; nearly all counts distinct), timed from the\n"
+          "                   very first call, no warm-up (a program whose counts vary, as a\n"
+          "                   plan cache per count would see it). Its RESULT line's bytes are\n"
+          "                   the largest size and its times the mean per call.\n"
           "  --help           this text\n"
           "\n"
           "example:\n"
@@ -64,6 +70,7 @@ typedef struct {
   int warmup, min_calls;
   double seconds, batch_ms;
   int root, rotate_root, reference;
+  long varying; /* > 0: calls of varying counts (--varying) */
 } Options;
 
 typedef struct {
@@ -188,6 +195,26 @@ static void measure(const Options* o, Bench* b, int is_reduce, int count, double
   *calls = timed;
 }
 
+/* The count of call i of --varying: 1..max_count, the same on every rank. */
+static int varying_count(long i, int max_count) {
+  unsigned long long h = 0x9E3779B97F4A7C15ull * (unsigned long long)(i + 1);
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 29;
+  return 1 + (int)(h % (unsigned long long)max_count);
+}
+
+/* --varying: `calls` calls of varying counts, timed from the first one (no warm-up);
+ * returns the slowest rank's mean time per call in microseconds. */
+static double measure_varying(const Options* o, Bench* b, int is_reduce, int max_count, long calls) {
+  b->calls = 0;
+  polite_barrier();
+  const double t0 = MPI_Wtime();
+  for (long i = 0; i < calls; ++i) call(o, b, is_reduce, varying_count(i, max_count));
+  const double slowest = polite_max(MPI_Wtime() - t0);
+  return slowest / (double)calls * 1e6;
+}
+
 /* Rank 0 alone: the median of `reps` times of one memcpy plus one MPI_Reduce_local. */
 static double reference_us(int count) {
   enum { kReps = 21 };
@@ -219,6 +246,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
                                     {"root", required_argument, 0, 'r'},
                                     {"rotate-root", no_argument, 0, 'R'},
                                     {"reference", no_argument, 0, 'f'},
+                                    {"varying", required_argument, 0, 'v'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
   *o = (Options){.reduce = 1, .bcast = 1, .warmup = 20, .min_calls = 300, .seconds = 1, .batch_ms = 5};
@@ -254,15 +282,16 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         }
         break;
       }
-      case 'w': case 'n': case 'r': {
+      case 'w': case 'n': case 'r': case 'v': {
         const long v = strtol(optarg, &end, 10);
-        const char* name = c == 'w' ? "--warmup" : c == 'n' ? "--min-calls" : "--root";
+        const char* name = c == 'w' ? "--warmup" : c == 'n' ? "--min-calls" : c == 'r' ? "--root" : "--varying";
         if (*end || end == optarg || v < 0 || v > 1000000) {
           if (rank == 0) fprintf(stderr, "canopy-bench: %s '%s': allowed: an integer in [0, 1000000]\n", name, optarg);
           return 2;
         }
         if (c == 'w') o->warmup = (int)v;
         else if (c == 'n') o->min_calls = (int)v;
+        else if (c == 'v') o->varying = v;
         else o->root = (int)v;
         break;
       }
@@ -329,6 +358,16 @@ int main(int argc, char** argv) {
   for (int k = 0; k < 2; ++k) {
     const int is_reduce = k == 0;
     if (is_reduce ? !o.reduce : !o.bcast) continue;
+    if (o.varying > 0) {
+      const double mean_us = measure_varying(&o, &b, is_reduce, (int)(largest / 8), o.varying);
+      wrong += checked_call(&o, &b, is_reduce, varying_count(o.varying, (int)(largest / 8)));
+      if (b.rank == 0) {
+        printf("RESULT %s %ld %.2f %ld %.2f\n", is_reduce ? "MPI_Reduce" : "MPI_Bcast", largest, mean_us, o.varying,
+               mean_us);
+        fflush(stdout);
+      }
+      continue;
+    }
     for (int i = 0; i < o.nsizes; ++i) {
       const int count = (int)(o.sizes[i] / 8);
       double median_us = 0, fastest_us = 0;
