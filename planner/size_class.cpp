@@ -13,13 +13,24 @@ namespace {
 // Quarter octave K covers [T(K), T(K+1)) with T(K) = ceil(2^(K/4)), computed the same
 // way everywhere (a double per quarter, scaled exactly by ldexp), so every rank and
 // every function here agrees on where a class starts.
-std::int64_t threshold(int K) {
+constexpr int kFirstQuarter = 24;  // 2^(24/4) = 64: quarters start above the exact classes
+constexpr int kLastQuarter = 251;  // 2^(251/4) < 2^63 <= 2^(252/4)
+
+std::int64_t compute_threshold(int K) {
   static const double quarter[4] = {1.0, 1.189207115002721, 1.4142135623730951, 1.681792830507429};
   return static_cast<std::int64_t>(std::ceil(std::ldexp(quarter[K % 4], K / 4)));
 }
 
-constexpr int kFirstQuarter = 24;  // 2^(24/4) = 64: quarters start above the exact classes
-constexpr int kLastQuarter = 251;  // 2^(251/4) < 2^63 <= 2^(252/4)
+// Computed once, when the library loads: size_class runs on every intercepted call.
+struct Thresholds {
+  std::int64_t at[kLastQuarter + 1];
+  Thresholds() {
+    for (int K = 0; K <= kLastQuarter; ++K) at[K] = compute_threshold(K);
+  }
+};
+const Thresholds thresholds;
+
+std::int64_t threshold(int K) { return thresholds.at[K]; }
 
 // Class numbers: 0..64 the exact sizes, then 65 + (K - kFirstQuarter) per quarter K.
 int quarter_of_class(int c) { return c - 65 + kFirstQuarter; }
@@ -28,8 +39,7 @@ int quarter_of_class(int c) { return c - 65 + kFirstQuarter; }
 
 int size_class(std::int64_t bytes) {
   if (bytes <= kExactClassBytes) return static_cast<int>(std::max<std::int64_t>(bytes, 0));
-  int e = 63;
-  while (!(bytes >> e & 1)) --e;  // floor(log2 bytes), >= 6
+  const int e = 63 - __builtin_clzll(static_cast<unsigned long long>(bytes));  // floor(log2 bytes), >= 6
   int K = 4 * e + 3;
   while (K > 4 * e && threshold(K) > bytes) --K;  // threshold(4e) = 2^e <= bytes
   return 65 + std::max(K, kFirstQuarter) - kFirstQuarter;
@@ -45,17 +55,6 @@ std::int64_t class_last_bytes(int c) {
   if (c == kExactClassBytes) return kExactClassBytes;
   if (quarter_of_class(c) >= kLastQuarter) return std::numeric_limits<std::int64_t>::max();
   return class_first_bytes(c + 1) - 1;
-}
-
-std::int64_t class_representative_count(int c, std::int64_t element_bytes) {
-  const std::int64_t first = class_first_bytes(c), last = class_last_bytes(c);
-  if (c <= kExactClassBytes) return std::max<std::int64_t>(first / element_bytes, first > 0 ? 1 : 0);
-  // The geometric middle: 2^(1/8) above the class's start.
-  const double middle = static_cast<double>(first) * 1.0905077326652577;
-  std::int64_t count = std::max<std::int64_t>(1, std::llround(middle / static_cast<double>(element_bytes)));
-  const std::int64_t lo = (first + element_bytes - 1) / element_bytes, hi = last / element_bytes;
-  if (lo <= hi) count = std::clamp(count, lo, hi);
-  return count;
 }
 
 bool rescale_segments(const std::vector<Segment>& layout, std::int64_t from_count, std::int64_t to_count,

@@ -35,10 +35,10 @@ void carve_scratch(CommState& state, const planner::Schedule& s, const std::vect
 
 // The plan key of a call: its size class, or its exact count where plans are made per
 // count (Runtime::exact_plans).
-PlanKey plan_key(planner::Collective collective, int root, std::int64_t count, std::int64_t element_bytes,
-                 bool commutative) {
+PlanKey plan_key(const Runtime& rt, planner::Collective collective, int root, std::int64_t count,
+                 std::int64_t element_bytes, bool commutative) {
   PlanKey key{collective, root, planner::size_class(count * element_bytes), element_bytes, commutative};
-  if (runtime().exact_plans) key.exact_count = count;
+  if (rt.exact_plans) key.exact_count = count;
   return key;
 }
 
@@ -48,12 +48,12 @@ PlanKey plan_key(planner::Collective collective, int root, std::int64_t count, s
 // decides that alike, from the count.
 CachedPlan& plan_for(CommState& state, PlanKey& key, std::int64_t count,
                      const std::vector<planner::Segment>** segments) {
-  CachedPlan* plan = &state.plan(key);
+  CachedPlan* plan = &state.plan(key, count);
   Candidate* c = &plan->candidates[plan->current()];
   *segments = c->native ? nullptr : c->segments_for(count);
   if (!c->native && !*segments) {
     key.exact_count = count;
-    plan = &state.plan(key);
+    plan = &state.plan(key, count);
     c = &plan->candidates[plan->current()];
     *segments = c->native ? nullptr : c->segments_for(count);
   }
@@ -227,7 +227,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     if (!describe_datatype(datatype, layout)) return fallback(FallbackReason::UnsupportedDatatype);
     int commutative = 1;
     if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback(FallbackReason::OpQueryFailed);
-    key = plan_key(planner::Collective::Reduce, root, count, layout.size, commutative != 0);
+    key = plan_key(rt, planner::Collective::Reduce, root, count, layout.size, commutative != 0);
     plan = &plan_for(*state, key, count, &segments);
   } catch (const std::exception& e) {
     // Planning throws before any message: native is safe.
@@ -235,7 +235,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     return fallback(FallbackReason::InternalError);
   }
   const bool is_root = state->rank() == root;
-  auto schedule = [&](const Candidate& c, const std::vector<planner::Segment>& cut) {
+  auto schedule = [&](Candidate& c, const std::vector<planner::Segment>& cut) {
     ExecutionBuffers b;
     b.input_is_accumulator = is_root && sendbuf == MPI_IN_PLACE;
     b.input = b.input_is_accumulator ? recvbuf : sendbuf;
@@ -244,7 +244,8 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     carve_scratch(*state, c.schedule, cut, layout, own_workspace ? count : 0, b,
                   own_workspace ? &workspace_acc : nullptr);
     b.accumulator = is_root ? recvbuf : workspace_acc;
-    return execute(c.schedule, cut, state->rank(), b, layout, op, state->comm());
+    return execute(c.schedule, cut, state->rank(), b, layout, op, state->comm(),
+                   c.fusions_for(state->rank(), b.input_is_accumulator), state->executor_scratch());
   };
   return run_plan(*state, *plan, key, count, segments, comm, schedule, native);
 }
@@ -274,13 +275,13 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     // Ranks may describe the message with different datatypes of the same signature,
     // so the plan is made over bytes, which all ranks agree on.
     bytes = static_cast<std::int64_t>(count) * type_size;
-    key = plan_key(planner::Collective::Bcast, root, bytes, 1, true);
+    key = plan_key(rt, planner::Collective::Bcast, root, bytes, 1, true);
     plan = &plan_for(*state, key, bytes, &segments);
   } catch (const std::exception& e) {
     rt.log->warn("MPI_Bcast: {}; native MPI runs", e.what());
     return fallback(FallbackReason::InternalError);
   }
-  auto schedule = [&](const Candidate& c, const std::vector<planner::Segment>& cut) {
+  auto schedule = [&](Candidate& c, const std::vector<planner::Segment>& cut) {
     DatatypeLayout bytes_layout;
     describe_datatype(MPI_BYTE, bytes_layout);
     DatatypeLayout mine;
@@ -294,7 +295,8 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     int err = MPI_SUCCESS;
     // (pack_elements / unpack_elements: MPI_Pack takes int sizes; bytes may exceed 2 GiB.)
     if (!direct && is_root && bytes > 0) err = pack_elements(buffer, count, datatype, packed, bytes, state->comm());
-    const int run = execute(c.schedule, cut, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm());
+    const int run = execute(c.schedule, cut, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm(),
+                            c.fusions_for(state->rank(), false), state->executor_scratch());
     if (err == MPI_SUCCESS) err = run;
     if (!direct && !is_root && bytes > 0 && err == MPI_SUCCESS)
       err = unpack_elements(packed, bytes, buffer, count, datatype, state->comm());

@@ -43,7 +43,12 @@ char* Workspace::get(std::size_t bytes) {
 
 CommState::CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size,
                      std::shared_ptr<const planner::Topology> topology)
-    : user_comm_(user), private_comm_(private_comm), rank_(rank), size_(size), topology_(std::move(topology)) {}
+    : user_comm_(user),
+      private_comm_(private_comm),
+      rank_(rank),
+      size_(size),
+      concurrent_(runtime().concurrent_calls()),
+      topology_(std::move(topology)) {}
 
 namespace {
 
@@ -256,6 +261,15 @@ const std::vector<planner::Segment>* Candidate::segments_for(std::int64_t count)
   return &layout;
 }
 
+const std::vector<Fused>& Candidate::fusions_for(int rank, bool input_is_accumulator) {
+  const int k = input_is_accumulator ? 1 : 0;
+  if (!fusions_made[k]) {
+    fusions[k] = shim::fusions_for(schedule, rank, input_is_accumulator);
+    fusions_made[k] = true;
+  }
+  return fusions[k];
+}
+
 std::size_t CachedPlan::bytes_held() const {
   std::size_t n = sizeof(CachedPlan);
   for (const Candidate& c : candidates) {
@@ -274,7 +288,7 @@ PlanCacheStats cache_counts;
 
 // The candidates for `key` on `rank` of a communicator of `size` ranks: priced by the
 // planner (planner/select.h), the best ones built as this rank's views.
-std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, int rank, int size,
+std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t count, int rank, int size,
                                              const std::shared_ptr<const planner::Topology>& topology) {
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
@@ -282,8 +296,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, int rank, int s
   problem.collective = key.collective;
   problem.nranks = size;
   problem.root = key.root;
-  problem.count = key.exact_count >= 0 ? key.exact_count
-                                       : planner::class_representative_count(key.size_class, key.element_bytes);
+  problem.count = count;
   problem.element_bytes = key.element_bytes;
   problem.commutative = key.commutative;
   problem.model = rt.model;
@@ -398,23 +411,24 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, int rank, int s
 
 }  // namespace
 
+std::atomic<long> CommState::cache_hits{0};
+
 PlanCacheStats CommState::cache_stats() {
   std::lock_guard<ThreadLock> lock(cache_stats_mutex);
-  return cache_counts;
+  PlanCacheStats out = cache_counts;
+  out.hits = cache_hits.load(std::memory_order_relaxed);
+  return out;
 }
 
-CachedPlan& CommState::plan(const PlanKey& key) {
+CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count) {
   std::lock_guard<ThreadLock> lock(plans_lock_);
   auto it = plans_.find(key);
   if (it != plans_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second);  // now the most recently used
-    {
-      std::lock_guard<ThreadLock> counts(cache_stats_mutex);  // no lock below MPI_THREAD_MULTIPLE
-      ++cache_counts.hits;
-    }
+    add_one(cache_hits, concurrent_);
     return *it->second->second;
   }
-  std::unique_ptr<CachedPlan> made = make_cached_plan(key, rank_, size_, topology_);
+  std::unique_ptr<CachedPlan> made = make_cached_plan(key, count, rank_, size_, topology_);
   plans_bytes_ += made->bytes_held();
   lru_.emplace_front(key, std::move(made));
   plans_[key] = lru_.begin();

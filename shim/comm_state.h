@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <list>
@@ -19,6 +20,7 @@
 #include "planner/size_class.h"
 #include "planner/topology.h"
 #include "shim/call_stats.h"
+#include "shim/executor.h"
 #include "shim/fallback.h"
 #include "shim/thread_lock.h"
 
@@ -47,6 +49,11 @@ struct Candidate {
   // own), kept because programs repeat counts.
   std::int64_t layout_count = -1;
   std::vector<planner::Segment> layout;
+  // The executor's local shortcuts for this rank's steps (shim/executor.h), made on
+  // first use: [0] when the input is separate, [1] in place (MPI_IN_PLACE at the root).
+  std::array<std::vector<Fused>, 2> fusions;
+  bool fusions_made[2] = {false, false};
+  const std::vector<Fused>& fusions_for(int rank, bool input_is_accumulator);
   std::string name() const { return native ? "native" : schedule.algorithm; }
   // The segments for a call of `count` elements, or null when this schedule cannot be
   // cut for it (then the count gets a plan of its own).
@@ -147,15 +154,21 @@ class CommState {
   static constexpr std::size_t kMaxPlanBytes = std::size_t{16} << 20;
   // The plan cache's counts so far, over every communicator of this process.
   static PlanCacheStats cache_stats();
+  // Lookups that found their plan, over every communicator (counted on the hot path
+  // without a lock below MPI_THREAD_MULTIPLE).
+  static std::atomic<long> cache_hits;
 
   MPI_Comm comm() const { return private_comm_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  // The plan for `key`, made (and logged) on first use. The reference stays valid
-  // until the next plan() call on this communicator: MPI forbids concurrent
-  // collectives on one communicator, so that is after the current call has finished.
-  CachedPlan& plan(const PlanKey& key);
+  // The plan for `key`, made (and logged) on first use, for `count` elements: the count
+  // of the class's first call, which every rank makes alike (MPI orders a
+  // communicator's collectives), so the plan is exact for a program that repeats one
+  // count and is cut for the class's other counts. The reference stays valid until
+  // the next plan() call on this communicator: MPI forbids concurrent collectives on
+  // one communicator, so that is after the current call has finished.
+  CachedPlan& plan(const PlanKey& key, std::int64_t count);
 
   // CANOPY_VERIFY: whether every rank of the communicator passes the same `hash`
   // (collective on comm(): one MPI_Allreduce of two 64-bit words).
@@ -166,6 +179,7 @@ class CommState {
   void finish_call(CachedPlan& plan, const PlanKey& key, double seconds);
 
   Workspace& workspace() { return workspace_; }
+  ExecutorScratch& executor_scratch() { return executor_scratch_; }
 
   // The network under this communicator's ranks (the world topology restricted to
   // them), null when there is none or they all share one node.
@@ -184,6 +198,7 @@ class CommState {
   MPI_Comm private_comm_;
   int rank_;
   int size_;
+  bool concurrent_;  // Runtime::concurrent_calls(), fixed at MPI_Init
   std::shared_ptr<const planner::Topology> topology_;  // fixed when the state is made
   // The plan cache, most recently used first, bounded by kMaxPlans. Eviction is the
   // same on every rank: every rank of a communicator makes the same sequence of
@@ -199,6 +214,7 @@ class CommState {
   // cache's lists stay intact.
   ThreadLock plans_lock_;
   Workspace workspace_;
+  ExecutorScratch executor_scratch_;
 };
 
 }  // namespace canopy::shim

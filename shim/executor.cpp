@@ -28,13 +28,27 @@ namespace {
 class RankRun {
  public:
   RankRun(const Schedule& s, const std::vector<planner::Segment>& segments, int rank, const ExecutionBuffers& b,
-          const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm)
-      : s_(s), segments_(segments), rank_(rank), b_(b), layout_(layout), op_(op), comm_(comm) {
+          const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm, const std::vector<Fused>& fused,
+          ExecutorScratch& scratch)
+      : s_(s),
+        segments_(segments),
+        rank_(rank),
+        b_(b),
+        layout_(layout),
+        op_(op),
+        comm_(comm),
+        fused_(fused),
+        acc_recv_(scratch.acc_recv),
+        slot_recv_(scratch.slot_recv),
+        sends_(scratch.sends),
+        readers_(scratch.readers) {
     const std::size_t nseg = segments.size();
     acc_recv_.assign(nseg, MPI_REQUEST_NULL);
     slot_recv_.assign(b.slots.size(), MPI_REQUEST_NULL);
-    readers_.assign(nseg, {});
-    find_fusions();
+    sends_.clear();
+    // Keep the inner lists' memory: clear them, grow the outer list only.
+    for (std::size_t k = 0; k < std::min(nseg, readers_.size()); ++k) readers_[k].clear();
+    if (readers_.size() < nseg) readers_.resize(nseg);
   }
 
   int run() {
@@ -69,46 +83,6 @@ class RankRun {
   static int tag(int seg) { return seg % 32767; }
   void note(int err) {
     if (err != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = err;
-  }
-
-  // A segment's usual start, "copy my input into the accumulator; receive a child's
-  // operand into a slot; reduce the slot into the accumulator", makes three passes
-  // over the data. When nothing else touches the segment's accumulator in between,
-  // the same messages and operands take two: receive the operand straight into the
-  // accumulator, then MPI_Reduce_local(input, accumulator), which computes
-  // input (op) operand, the order the reduce step wants unless the incoming operand
-  // comes first in rank order (then, for a non-commutative operation, the steps run
-  // as written). Not in place: there the accumulator holds this rank's input.
-  enum class Fused : unsigned char { No, RecvIntoAccumulator, SkipCopy, ReduceInput };
-
-  void find_fusions() {
-    const std::vector<Step>& steps = s_.steps_of(rank_);
-    fused_.assign(steps.size(), Fused::No);
-    if (b_.input_is_accumulator) return;
-    for (std::size_t r = 0; r < steps.size(); ++r) {
-      const Step& reduce = steps[r];
-      if (reduce.kind != StepKind::Reduce || (!s_.commutative && reduce.incoming_is_left)) continue;
-      const int seg = reduce.segment;
-      // Walking back from the reduce to both the slot's receive and the segment's
-      // copy (in either order), no other step may touch the segment (sends of the
-      // input aside) or the slot.
-      const std::size_t none = steps.size();
-      std::size_t recv = none, copy = none;
-      bool clean = true;
-      for (std::size_t i = r; i-- > 0 && clean && (recv == none || copy == none);) {
-        const Step& st = steps[i];
-        const bool on_slot = st.buffer == Buffer::Slot && st.slot == reduce.slot &&
-                             (st.kind == StepKind::Recv || st.kind == StepKind::Reduce);
-        const bool on_segment = st.segment == seg && !(st.kind == StepKind::Send && st.buffer == Buffer::Input);
-        if (st.kind == StepKind::Recv && on_slot && st.segment == seg && recv == none) recv = i;
-        else if (st.kind == StepKind::Copy && st.segment == seg && copy == none) copy = i;
-        else if (on_slot || on_segment || (st.kind == StepKind::Reduce && st.slot == reduce.slot)) clean = false;
-      }
-      if (!clean || recv == none || copy == none || fused_[recv] != Fused::No || fused_[copy] != Fused::No) continue;
-      fused_[recv] = Fused::RecvIntoAccumulator;
-      fused_[copy] = Fused::SkipCopy;
-      fused_[r] = Fused::ReduceInput;
-    }
   }
 
   void receive_into_accumulator(const Step& st) {
@@ -185,19 +159,60 @@ class RankRun {
   const DatatypeLayout& layout_;
   const MPI_Op op_;
   const MPI_Comm comm_;
-  std::vector<MPI_Request> acc_recv_;   // pending receive into each accumulator segment
-  std::vector<MPI_Request> slot_recv_;  // pending receive into each slot
-  std::vector<MPI_Request> sends_;      // every send posted, completed at the end
-  std::vector<std::vector<std::size_t>> readers_;  // sends_ indices reading each segment
-  std::vector<Fused> fused_;                        // per step: runs as written, or fused
+  const std::vector<Fused>& fused_;  // per step: runs as written, or fused (fusions_for)
+  std::vector<MPI_Request>& acc_recv_;
+  std::vector<MPI_Request>& slot_recv_;
+  std::vector<MPI_Request>& sends_;
+  std::vector<std::vector<std::size_t>>& readers_;
   int error_ = MPI_SUCCESS;
 };
 
 }  // namespace
 
+// A segment's usual start, "copy my input into the accumulator; receive a child's
+// operand into a slot; reduce the slot into the accumulator", makes three passes
+// over the data. When nothing else touches the segment's accumulator in between,
+// the same messages and operands take two: receive the operand straight into the
+// accumulator, then MPI_Reduce_local(input, accumulator), which computes
+// input (op) operand, the order the reduce step wants unless the incoming operand
+// comes first in rank order (then, for a non-commutative operation, the steps run
+// as written). Not in place: there the accumulator holds this rank's input.
+std::vector<Fused> fusions_for(const Schedule& s, int rank, bool input_is_accumulator) {
+  const std::vector<Step>& steps = s.steps_of(rank);
+  std::vector<Fused> fused(steps.size(), Fused::No);
+  if (input_is_accumulator) return fused;
+  for (std::size_t r = 0; r < steps.size(); ++r) {
+    const Step& reduce = steps[r];
+    if (reduce.kind != StepKind::Reduce || (!s.commutative && reduce.incoming_is_left)) continue;
+    const int seg = reduce.segment;
+    // Walking back from the reduce to both the slot's receive and the segment's
+    // copy (in either order), no other step may touch the segment (sends of the
+    // input aside) or the slot.
+    const std::size_t none = steps.size();
+    std::size_t recv = none, copy = none;
+    bool clean = true;
+    for (std::size_t i = r; i-- > 0 && clean && (recv == none || copy == none);) {
+      const Step& st = steps[i];
+      const bool on_slot = st.buffer == Buffer::Slot && st.slot == reduce.slot &&
+                           (st.kind == StepKind::Recv || st.kind == StepKind::Reduce);
+      const bool on_segment = st.segment == seg && !(st.kind == StepKind::Send && st.buffer == Buffer::Input);
+      if (st.kind == StepKind::Recv && on_slot && st.segment == seg && recv == none) recv = i;
+      else if (st.kind == StepKind::Copy && st.segment == seg && copy == none) copy = i;
+      else if (on_slot || on_segment || (st.kind == StepKind::Reduce && st.slot == reduce.slot)) clean = false;
+    }
+    if (!clean || recv == none || copy == none || fused[recv] != Fused::No || fused[copy] != Fused::No) continue;
+    fused[recv] = Fused::RecvIntoAccumulator;
+    fused[copy] = Fused::SkipCopy;
+    fused[r] = Fused::ReduceInput;
+  }
+  return fused;
+}
+
+
 int execute(const Schedule& schedule, const std::vector<planner::Segment>& segments, int rank,
-            const ExecutionBuffers& buffers, const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm) {
-  return RankRun(schedule, segments, rank, buffers, layout, op, comm).run();
+            const ExecutionBuffers& buffers, const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm,
+            const std::vector<Fused>& fusions, ExecutorScratch& scratch) {
+  return RankRun(schedule, segments, rank, buffers, layout, op, comm, fusions, scratch).run();
 }
 
 }  // namespace canopy::shim

@@ -22,6 +22,22 @@
 
 namespace canopy::shim {
 
+// The local shortcut of a step (executor.cpp, find_fusions): run as written, or fused
+// with its neighbours. It depends only on the rank's steps, the operation's
+// commutativity and whether the input is the accumulator, so a plan computes it once
+// (fusions_for) and every call reuses it.
+enum class Fused : unsigned char { No, RecvIntoAccumulator, SkipCopy, ReduceInput };
+std::vector<Fused> fusions_for(const planner::Schedule& schedule, int rank, bool input_is_accumulator);
+
+// The executor's bookkeeping, kept from call to call (one per communicator: MPI runs
+// one collective at a time on it), so that a call allocates nothing once warm.
+struct ExecutorScratch {
+  std::vector<MPI_Request> acc_recv;              // pending receive into each accumulator segment
+  std::vector<MPI_Request> slot_recv;             // pending receive into each slot
+  std::vector<MPI_Request> sends;                 // every send posted, completed at the end
+  std::vector<std::vector<std::size_t>> readers;  // sends indices reading each segment
+};
+
 struct ExecutionBuffers {
   const void* input = nullptr;        // this rank's contribution (reduce)
   void* accumulator = nullptr;        // root: recvbuf; bcast: the user buffer; else workspace
@@ -33,7 +49,8 @@ struct ExecutionBuffers {
 // message cut into `segments` (the schedule's own, or the same number of segments cut
 // for this call's count: planner::rescale_segments).
 int execute(const planner::Schedule& schedule, const std::vector<planner::Segment>& segments, int rank,
-            const ExecutionBuffers& buffers, const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm);
+            const ExecutionBuffers& buffers, const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm,
+            const std::vector<Fused>& fusions, ExecutorScratch& scratch);
 
 // Waits for a request without spinning a core flat out; `status` as PMPI_Test's.
 int wait_politely(MPI_Request* request, MPI_Status* status = MPI_STATUS_IGNORE);
