@@ -113,10 +113,18 @@ const std::vector<SettingSpec>& setting_specs() {
        "ping-pong between ranks 0 and 1 and a MPI_Reduce_local timing, shared by rank 0",
        "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,duplex=full,overlap=1"},
       {"CANOPY_AUTO_TRIALS", "integer", "2", "an integer from 0 to 100",
-       "With auto: measured rounds (after one warm-up round) over the model's two best schedules, the best "
-       "one with 4x larger segments when it has 8 or more, and "
-       "native MPI before the ranks agree on the fastest; 0 trusts the model alone",
+       "With auto: measured rounds of back-to-back calls of native MPI, the model's best schedule and those it "
+       "prices within 2x of it (the best with 4x larger segments when it has 8 or more); native stays unless a "
+       "schedule is 3% faster; 0 trusts the model alone",
        "CANOPY_AUTO_TRIALS=0"},
+      {"CANOPY_AUTO_NATIVE_BELOW", "seconds", "5e-6", "a number of seconds from 0 to 1",
+       "With auto, where native MPI may compete: calls whose best schedule the model prices under this keep "
+       "native MPI with no trial (and the shortcut past Canopy's lookups); 0 trials every size",
+       "CANOPY_AUTO_NATIVE_BELOW=0"},
+      {"CANOPY_LEARN", "boolean", "1", "1, 0, true, false, on, off, yes, no",
+       "Refit the cost model's alpha, beta, gamma and copy, per communicator, from the times of Canopy's own "
+       "calls that the ranks agree on (trial rounds, and a sample every so many calls)",
+       "CANOPY_LEARN=0"},
       {"CANOPY_CONFIG", "path", "none", "a readable JSON file (format: docs/configuration.md)",
        "Settings file: the CANOPY_* keys above plus \"rules\" that force an algorithm or segment size by "
        "collective, message size and communicator size; the environment overrides the file",
@@ -250,6 +258,21 @@ ParseResult parse_settings(const Environment& env) {
       bad("CANOPY_AUTO_TRIALS", *v, "an integer from 0 to 100", "using 2");
     else
       s.auto_trials = static_cast<int>(n);
+  }
+  if (const auto* v = find("CANOPY_AUTO_NATIVE_BELOW")) {
+    char* end = nullptr;
+    errno = 0;
+    const double x = std::strtod(v->c_str(), &end);
+    if (v->empty() || *end != '\0' || errno != 0 || !(x >= 0) || x > 1)
+      bad("CANOPY_AUTO_NATIVE_BELOW", *v, "a number of seconds from 0 to 1", "using 5e-6");
+    else
+      s.auto_native_below = x;
+  }
+  if (const auto* v = find("CANOPY_LEARN")) {
+    if (!parse_boolean(*v, s.learn)) {
+      s.learn = true;
+      bad("CANOPY_LEARN", *v, "1, 0, true, false, on, off, yes, no", "learning");
+    }
   }
   if (const auto* v = find("CANOPY_LOG_LEVEL")) {
     if (std::find(std::begin(kLogLevels), std::end(kLogLevels), *v) != std::end(kLogLevels)) s.log_level = *v;

@@ -28,6 +28,8 @@ struct Settings {
   std::string schedule_log;            // CANOPY_SCHEDULE_LOG: path, %r expands to the rank
   std::string model;                   // CANOPY_MODEL: a model spec, "measure", or empty = built-in
   int auto_trials = 2;                 // CANOPY_AUTO_TRIALS: measured rounds per new call kind
+  double auto_native_below = 5e-6;     // CANOPY_AUTO_NATIVE_BELOW: seconds; native without trials below
+  bool learn = true;                   // CANOPY_LEARN: refit the model from Canopy's timed calls
   std::string config_file;             // CANOPY_CONFIG: the settings file read, if any
   std::vector<Rule> rules;             // from CANOPY_CONFIG, minus what the environment overrides
   bool timing = false;                 // CANOPY_TIMING: time every call, log min/mean/max per schedule

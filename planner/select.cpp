@@ -170,6 +170,15 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
   return ranked;
 }
 
+bool price_choice(const Problem& problem, const Choice& choice, Price& out) {
+  const Algorithm* a = find_algorithm(problem.collective, choice.algorithm);
+  if (!a) return false;
+  Problem q = problem;
+  q.segment_bytes = choice.segment_bytes;
+  std::string why;
+  return price_candidate(*a, q, out, why);
+}
+
 Schedule build_schedule(const Problem& problem, const Choice& choice) {
   Problem q = problem;
   q.segment_bytes = choice.segment_bytes;

@@ -76,6 +76,10 @@ std::vector<std::int64_t> segment_candidates(std::int64_t bytes);
 // left, naming the last reason.
 std::vector<Choice> rank_choices(const Problem& problem, const Request& request);
 
+// One candidate priced as rank_choices prices it (under problem.model, which may differ
+// from the model it was chosen with). False when it cannot be priced.
+bool price_choice(const Problem& problem, const Choice& choice, Price& out);
+
 // The chosen candidate built: whole, or rank `rank`'s view (Schedule::view_rank).
 // Throws PlanError as the algorithm does.
 Schedule build_schedule(const Problem& problem, const Choice& choice);

@@ -17,9 +17,16 @@ void CallRecord::add(double seconds) {
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
   if (runtime().concurrent_calls()) lock.lock();
   ++calls_;
+  ++timed_;
   total_ += seconds;
   min_ = std::min(min_, seconds);
   max_ = std::max(max_, seconds);
+}
+
+void CallRecord::count() {
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  if (runtime().concurrent_calls()) lock.lock();
+  ++calls_;
 }
 
 nlohmann::json CallRecord::to_json() const {
@@ -32,10 +39,12 @@ nlohmann::json CallRecord::to_json() const {
                       {"segments", kind_.segments},
                       {"predicted_s", kind_.predicted},
                       {"calls", calls_},
-                      {"total_s", total_},
-                      {"min_s", calls_ ? min_ : 0.0},
+                      {"timed_calls", timed_},
+                      {"total_s", timed_ ? total_ / timed_ * calls_ : 0.0},
+                      {"min_s", timed_ ? min_ : 0.0},
                       {"max_s", max_}};
   if (!kind_.reason.empty()) j["reason"] = kind_.reason;  // a FallbackReason name
+  if (learned_ >= 0) j["predicted_learned_s"] = learned_;
   if (!kind_.schedule_id.empty()) j["schedule_id"] = kind_.schedule_id;
   return j;
 }

@@ -34,20 +34,42 @@ struct CallKind {
 
 // One kind's calls on this rank. Several communicators (and, with
 // MPI_THREAD_MULTIPLE, threads) may share a record, hence the lock.
+//
+// Calls are counted, and timed by sample: the first kAlwaysTimed calls of a kind, then
+// one in kSampleEvery. Two clock reads on every call cost more than an 8-byte call on
+// two ranks; the total time is estimated from the samples' mean.
 class CallRecord {
  public:
+  static constexpr long kAlwaysTimed = 8;
+  static constexpr long kSampleEvery = 16;
+
   explicit CallRecord(CallKind kind) : kind_(std::move(kind)) {}
-  void add(double seconds);
+  // Whether the next call should be timed (then add() it, else count() it).
+  bool time_next() const { return calls_ < kAlwaysTimed || calls_ % kSampleEvery == 0; }
+  void add(double seconds);  // a timed call
+  void count();              // an untimed call
+  // The prediction of the learned model (CANOPY_LEARN) for this kind's schedule.
+  void set_learned(double seconds) { learned_ = seconds; }
   const CallKind& kind() const { return kind_; }
-  nlohmann::json to_json() const;  // kind and this rank's calls, total_s, min_s, max_s
+  // Kind and this rank's calls, timed_calls, total_s (estimated: calls x the samples'
+  // mean), min_s and max_s (of the samples).
+  nlohmann::json to_json() const;
 
  private:
   CallKind kind_;
   mutable std::mutex mutex_;
   long calls_ = 0;
-  double total_ = 0;
+  long timed_ = 0;
+  double total_ = 0;  // of the timed calls
+  double learned_ = -1;
   double min_ = std::numeric_limits<double>::infinity();
   double max_ = 0;
+};
+
+// A record found for one message size, kept while calls repeat that size.
+struct RecordCache {
+  CallRecord* record = nullptr;
+  std::int64_t bytes = -1;
 };
 
 class CallStats {

@@ -17,7 +17,8 @@ long canopy_fallback_calls(void);
 /* Of those, the calls of one collective ("reduce" or "bcast") for one reason, by its
  * stable name: "disabled", "algorithm-native", "intercommunicator", "invalid-argument",
  * "unsupported-datatype", "op-query-failed", "state-failed", "planning-error",
- * "validator-rejected", "auto-trial-native", "auto-chose-native", "internal-error"
+ * "validator-rejected", "auto-trial-native", "auto-chose-native", "internal-error", "configured",
+ * "auto-below-threshold"
  * (shim/fallback.h). -1 for an unknown collective or reason. */
 long canopy_fallback_count(const char *collective, const char *reason);
 /* Communicators whose Canopy state (private duplicate, plans) is alive on this rank;

@@ -43,17 +43,17 @@ PlanKey plan_key(const Runtime& rt, planner::Collective collective, int root, st
 }
 
 // The plan for a call of `count` elements and the segments its current candidate cuts
-// them into (null for native). A class's schedule that cannot be cut for this count
-// (its segments would be empty) gives way to a plan for the exact count; every rank
-// decides that alike, from the count.
+// them into (null for native); `where` gets the plan's handle. A class's schedule that
+// cannot be cut for this count (its segments would be empty) gives way to a plan for
+// the exact count; every rank decides that alike, from the count.
 CachedPlan& plan_for(CommState& state, PlanKey& key, std::int64_t count,
-                     const std::vector<planner::Segment>** segments) {
-  CachedPlan* plan = &state.plan(key, count);
+                     const std::vector<planner::Segment>** segments, CommState::PlanHandle* where) {
+  CachedPlan* plan = &state.plan(key, count, where);
   Candidate* c = &plan->candidates[plan->current()];
   *segments = c->native ? nullptr : c->segments_for(count);
   if (!c->native && !*segments) {
     key.exact_count = count;
-    plan = &state.plan(key, count);
+    plan = &state.plan(key, count, where);
     c = &plan->candidates[plan->current()];
     *segments = c->native ? nullptr : c->segments_for(count);
   }
@@ -94,29 +94,32 @@ std::uint64_t call_fingerprint(const PlanKey& key, std::int64_t count, int candi
 // keeps the record found on the first call for the next ones.
 template <typename RunNative>
 int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int64_t bytes, FallbackReason why,
-               RunNative native, CallRecord** cache = nullptr) {
+               RunNative native, RecordCache* cache = nullptr) {
   Runtime& rt = runtime();
   rt.count_fallback(collective, why);
   if (!rt.stats.enabled()) return native();
+  CallRecord* record = cache && cache->record && cache->bytes == bytes ? cache->record : nullptr;
+  if (!record) {
+    CallKind kind;
+    kind.collective = collective;
+    int size = 0;
+    int inter = 0;
+    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter)
+      PMPI_Comm_size(comm, &size);
+    kind.comm_size = size;  // 0: unknown (intercommunicator or invalid)
+    kind.root = root;
+    kind.bytes = bytes;
+    kind.algorithm = "native";
+    kind.reason = fallback_name(why);
+    record = rt.stats.record(kind);
+    if (cache) *cache = {record, bytes};
+  }
+  if (!record->time_next()) {
+    record->count();
+    return native();
+  }
   const double start = PMPI_Wtime();
   const int err = native();
-  if (cache && *cache) {
-    (*cache)->add(PMPI_Wtime() - start);
-    return err;
-  }
-  CallKind kind;
-  kind.collective = collective;
-  int size = 0;
-  int inter = 0;
-  if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter)
-    PMPI_Comm_size(comm, &size);
-  kind.comm_size = size;  // 0: unknown (intercommunicator or invalid)
-  kind.root = root;
-  kind.bytes = bytes;
-  kind.algorithm = "native";
-  kind.reason = fallback_name(why);
-  CallRecord* record = rt.stats.record(kind);
-  if (cache) *cache = record;
   record->add(PMPI_Wtime() - start);
   return err;
 }
@@ -129,10 +132,75 @@ std::int64_t message_bytes(int count, MPI_Datatype datatype) {
   return static_cast<std::int64_t>(count) * size;
 }
 
+// Where native MPI was decided, the next call with the same arguments goes straight to
+// it: one comparison of the arguments and a counter instead of the communicator's
+// attribute, the datatype, the plan key and the cache lookup (the bound for
+// interception where native stays: 10 ns a call on one rank). It stands for exactly
+// the lookup it skips: the same plan (the arguments and nothing freed or evicted since:
+// CommState::generation), touched in the cache as a hit would be, and run for the same
+// reason. Only for predefined datatypes and operations (a user's handle could be freed
+// and reused for another type), without CANOPY_VERIFY (its agreement runs every call),
+// and below MPI_THREAD_MULTIPLE (the shortcut is one per collective for the process).
+struct NativeShortcut {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  int count = -1;
+  int root = -1;
+  std::uint64_t generation = 0;
+  CommState* state = nullptr;
+  CommState::PlanHandle where;
+  std::int64_t bytes = 0;
+  FallbackReason why = FallbackReason::AutoChoseNative;
+  RecordCache* stats = nullptr;
+
+  bool matches(MPI_Comm c, MPI_Datatype t, MPI_Op o, int n, int r) const {
+    return comm == c && count == n && type == t && op == o && root == r && generation == CommState::generation();
+  }
+};
+NativeShortcut shortcuts[2];  // [0] reduce, [1] bcast
+
+bool predefined_type(MPI_Datatype type) {
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  return PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner) == MPI_SUCCESS &&
+         combiner == MPI_COMBINER_NAMED;
+}
+
+bool predefined_op(MPI_Op op) {
+  for (MPI_Op o : {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR,
+                   MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP})
+    if (op == o) return true;
+  return op == MPI_OP_NULL;  // a broadcast has none
+}
+
+// After a call: where its plan has decided on native, the shortcut for its arguments.
+void remember_native(planner::Collective collective, CommState& state, CachedPlan& plan, CommState::PlanHandle where,
+                     MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count, int root, std::int64_t bytes) {
+  const Runtime& rt = runtime();
+  NativeShortcut& s = shortcuts[collective == planner::Collective::Reduce ? 0 : 1];
+  if (plan.trialling() || !plan.candidates[plan.current()].native || rt.concurrent_calls() || rt.settings.verify ||
+      !predefined_type(type) || !predefined_op(op)) {
+    if (s.comm == comm) s.comm = MPI_COMM_NULL;  // not for this communicator's next call
+    return;
+  }
+  Candidate& c = plan.candidates[plan.current()];
+  s.why = plan.candidates.size() > 1 ? FallbackReason::AutoChoseNative : plan.native_why;
+  s.comm = comm;
+  s.type = type;
+  s.op = op;
+  s.count = count;
+  s.root = root;
+  s.generation = CommState::generation();
+  s.state = &state;
+  s.where = where;
+  s.bytes = bytes;
+  s.stats = &c.native_stats[static_cast<int>(s.why)];
+}
+
 // The record `c`'s calls of `bytes` are counted in (CANOPY_TIMING/_REPORT): found when
 // the size changes, kept while it repeats.
 CallRecord* record_of(Candidate& c, const PlanKey& key, int comm_size, std::int64_t bytes) {
-  if (c.stats && c.stats_bytes == bytes) return c.stats;
+  if (c.stats.record && c.stats.bytes == bytes) return c.stats.record;
   CallKind kind;
   kind.collective = key.collective;
   kind.comm_size = comm_size;
@@ -142,9 +210,8 @@ CallRecord* record_of(Candidate& c, const PlanKey& key, int comm_size, std::int6
   kind.segments = static_cast<int>(c.schedule.segments.size());
   kind.predicted = c.predicted;
   kind.schedule_id = c.schedule_id;
-  c.stats = runtime().stats.record(kind);
-  c.stats_bytes = bytes;
-  return c.stats;
+  c.stats = {runtime().stats.record(kind), bytes};
+  return c.stats.record;
 }
 
 // Runs one call of `count` elements with `plan`'s current candidate, cut into
@@ -171,7 +238,11 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   }
   const bool trial = plan.trialling();
   CallRecord* record = rt.stats.enabled() && !candidate.native ? record_of(candidate, key, state.size(), bytes) : nullptr;
-  const bool timed = trial || record;
+  const bool sampled = record && record->time_next();
+  if (record && !sampled) record->count();
+  // CANOPY_LEARN: a few decided calls are timed and agreed on, for the model to learn.
+  const bool learn_sample = !candidate.native && state.learning() && plan.sample_due();
+  const bool timed = trial || sampled || learn_sample;
   const double start = timed ? PMPI_Wtime() : 0;
   int err = MPI_SUCCESS;
   if (candidate.native) {
@@ -197,9 +268,11 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   }
   if (timed) {
     const double seconds = PMPI_Wtime() - start;
-    if (record) record->add(seconds);
+    if (sampled) record->add(seconds);
     if (trial) state.finish_call(plan, key, seconds);
+    if (learn_sample) state.sample_call(candidate, seconds);
   }
+  ++plan.calls;
   return err;
 }
 
@@ -213,8 +286,13 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
   if (rt.always_native(planner::Collective::Reduce)) return fallback(FallbackReason::AlgorithmNative);
+  if (const NativeShortcut& s = shortcuts[0]; s.matches(comm, datatype, op, count, root)) {
+    s.state->touch(s.where);
+    return run_native(planner::Collective::Reduce, comm, root, s.bytes, s.why, native, s.stats);
+  }
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
+  CommState::PlanHandle where;
   const std::vector<planner::Segment>* segments = nullptr;
   DatatypeLayout layout;
   PlanKey key{};
@@ -228,7 +306,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     int commutative = 1;
     if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback(FallbackReason::OpQueryFailed);
     key = plan_key(rt, planner::Collective::Reduce, root, count, layout.size, commutative != 0);
-    plan = &plan_for(*state, key, count, &segments);
+    plan = &plan_for(*state, key, count, &segments, &where);
   } catch (const std::exception& e) {
     // Planning throws before any message: native is safe.
     rt.log->warn("MPI_Reduce: {}; native MPI runs", e.what());
@@ -247,7 +325,10 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     return execute(c.schedule, cut, state->rank(), b, layout, op, state->comm(),
                    c.fusions_for(state->rank(), b.input_is_accumulator), state->executor_scratch());
   };
-  return run_plan(*state, *plan, key, count, segments, comm, schedule, native);
+  const int err = run_plan(*state, *plan, key, count, segments, comm, schedule, native);
+  remember_native(planner::Collective::Reduce, *state, *plan, where, comm, datatype, op, count, root,
+                  count * key.element_bytes);
+  return err;
 }
 
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
@@ -258,8 +339,13 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
   if (rt.always_native(planner::Collective::Bcast)) return fallback(FallbackReason::AlgorithmNative);
+  if (const NativeShortcut& s = shortcuts[1]; s.matches(comm, datatype, MPI_OP_NULL, count, root)) {
+    s.state->touch(s.where);
+    return run_native(planner::Collective::Bcast, comm, root, s.bytes, s.why, native, s.stats);
+  }
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
+  CommState::PlanHandle where;
   const std::vector<planner::Segment>* segments = nullptr;
   PlanKey key{};
   std::int64_t bytes = 0;
@@ -276,7 +362,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     // so the plan is made over bytes, which all ranks agree on.
     bytes = static_cast<std::int64_t>(count) * type_size;
     key = plan_key(rt, planner::Collective::Bcast, root, bytes, 1, true);
-    plan = &plan_for(*state, key, bytes, &segments);
+    plan = &plan_for(*state, key, bytes, &segments, &where);
   } catch (const std::exception& e) {
     rt.log->warn("MPI_Bcast: {}; native MPI runs", e.what());
     return fallback(FallbackReason::InternalError);
@@ -302,7 +388,9 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
       err = unpack_elements(packed, bytes, buffer, count, datatype, state->comm());
     return err;
   };
-  return run_plan(*state, *plan, key, bytes, segments, comm, schedule, native);
+  const int err = run_plan(*state, *plan, key, bytes, segments, comm, schedule, native);
+  remember_native(planner::Collective::Bcast, *state, *plan, where, comm, datatype, MPI_OP_NULL, count, root, bytes);
+  return err;
 }
 
 }  // namespace canopy::shim

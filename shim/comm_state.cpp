@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <mutex>
 
 #include <spdlog/fmt/fmt.h>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "planner/describe.h"
+#include "planner/learn.h"
 #include "planner/schedule_json.h"
 #include "planner/segments.h"
 #include "planner/select.h"
@@ -48,7 +50,11 @@ CommState::CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size,
       rank_(rank),
       size_(size),
       concurrent_(runtime().concurrent_calls()),
-      topology_(std::move(topology)) {}
+      topology_(std::move(topology)),
+      model_(runtime().model),
+      // Learning refits the base model; across nodes the links (measured at MPI_Init)
+      // price the messages, and they are not refitted.
+      learning_(runtime().settings.learn && planner::learnable(runtime().model) && !topology_) {}
 
 namespace {
 
@@ -78,6 +84,8 @@ std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
 }  // namespace
 
 CommState::~CommState() {
+  generation_.fetch_add(1, std::memory_order_relaxed);
+  stamp_learned_predictions();
   if (private_comm_ != MPI_COMM_NULL) PMPI_Comm_free(&private_comm_);
 }
 
@@ -128,6 +136,21 @@ void CommState::release_all() {
   }
   // Deleting the attribute runs delete_attribute_callback, which frees the state.
   for (CommState* state : alive) PMPI_Comm_delete_attr(state->user_comm_, runtime().keyval);
+}
+
+void CommState::stamp_all() {
+  std::lock_guard<ThreadLock> lock(registry_mutex);
+  for (const CommState* state : registry) state->stamp_learned_predictions();
+}
+
+CommState* CommState::existing(MPI_Comm comm) {
+  Runtime& rt = runtime();
+  void* value = nullptr;
+  int found = 0;
+  if (!rt.active || comm == MPI_COMM_NULL || PMPI_Comm_get_attr(comm, rt.keyval, &value, &found) != MPI_SUCCESS ||
+      !found)
+    return nullptr;
+  return static_cast<CommState*>(value);
 }
 
 long CommState::live_states() {
@@ -188,6 +211,9 @@ constexpr std::int64_t kWholeScheduleLimit = std::int64_t{1} << 16;
 struct Built {
   planner::Schedule view;
   std::string rejected;  // why the validator (or the shape check) refused it
+  // The whole schedule's steps, where it was built (every rank has them alike): how a
+  // candidate that another algorithm already gave, step for step, is recognised.
+  std::vector<std::vector<planner::Step>> whole_steps;
 };
 
 Built build_candidate(const planner::Problem& problem, const planner::Choice& choice, int rank, bool fault,
@@ -210,6 +236,7 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
     }
     rt.schedule_log.record(whole, problem.nranks, choice.predicted, rt.model.spec(), topology, id, first, last);
     out.view = planner::project(whole, rank);
+    out.whole_steps = std::move(whole.steps);
     return out;
   }
   out.view = planner::build_view(problem, choice, rank);
@@ -238,6 +265,11 @@ std::string trial_name(const Candidate& c) {
 
 // auto's trials add a coarser segmentation of the best schedule from this many segments.
 constexpr std::size_t kCoarserTrialSegments = 8;
+
+// auto trials the model's runner-up (and the coarser cut) only when priced within this
+// factor of the best: further off, the model would have to be wrong by more than it
+// has been (docs/performance.md: medians of 15% to 81% off).
+constexpr double kTrialPriceRatio = 2.0;
 
 // Native MPI competes in auto mode, except where it is known to fail or to mislead:
 // - Debian's MPICH 4.0.2 crashes on MPI_Reduce with MPI_IN_PLACE at a non-zero root
@@ -289,7 +321,8 @@ PlanCacheStats cache_counts;
 // The candidates for `key` on `rank` of a communicator of `size` ranks: priced by the
 // planner (planner/select.h), the best ones built as this rank's views.
 std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t count, int rank, int size,
-                                             const std::shared_ptr<const planner::Topology>& topology) {
+                                             const std::shared_ptr<const planner::Topology>& topology,
+                                             const planner::CostModel& model, bool learning) {
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
@@ -299,7 +332,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   problem.count = count;
   problem.element_bytes = key.element_bytes;
   problem.commutative = key.commutative;
-  problem.model = rt.model;
+  problem.model = model;
   problem.topology = topology;
   // The global settings, or what a CANOPY_CONFIG rule says for this size (rules come
   // with exact counts: PlanKey).
@@ -356,8 +389,12 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
         }
       }
     }
+    const double best_price = ranked.front().predicted;
+    std::vector<std::vector<std::vector<planner::Step>>> kept_steps;  // of the candidates kept, where built whole
     for (const planner::Choice& pick : ranked) {
       if (made->candidates.size() == wanted) break;
+      // A schedule the model prices far above the best is not worth a trial.
+      if (!made->candidates.empty() && pick.predicted > kTrialPriceRatio * best_price) continue;
       Candidate c;
       c.fingerprint = plan_fingerprint(problem, pick);
       char id[17];
@@ -369,9 +406,17 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
         if (rank == 0) rt.log->warn("{}", built.rejected);
         continue;
       }
+      // On few ranks several algorithms build the same schedule (on 2 ranks every tree
+      // is one message): one trial of it is enough. Decided from the whole schedule,
+      // which every rank has alike.
+      if (!built.whole_steps.empty() &&
+          std::find(kept_steps.begin(), kept_steps.end(), built.whole_steps) != kept_steps.end())
+        continue;
+      if (!built.whole_steps.empty()) kept_steps.push_back(std::move(built.whole_steps));
       c.rank_needs_workspace = writes_accumulator(built.view, rank);
       c.schedule = std::move(built.view);
       c.predicted = pick.predicted;
+      if (learning) c.gradient = planner::price_gradient(problem, pick);
       made->candidates.push_back(std::move(c));
     }
     if (made->candidates.empty()) {
@@ -383,13 +428,31 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     made->candidates.clear();
     made->native_reason = e.what();
   }
-  if (made->candidates.empty() || (tune && native_may_compete(key))) {
+  int native_index = -1;
+  const bool native_competes = tune && native_may_compete(key);
+  // CANOPY_AUTO_NATIVE_BELOW (5 us by default): where native MPI may compete and the
+  // model prices the best schedule under it, native runs and nothing is trialled. Such
+  // calls are latency, where MPI's own short path is as good as a collective gets (two
+  // ranks here: 0.3-0.5 us for 8 B to 1 KiB natively, no Canopy schedule faster), and
+  // trials of calls this short measure the clock and the first calls' warm-up more
+  // than the calls (1 rank, 8 B: native measured 56 ns in trials, 21 ns after).
+  if (native_competes && !made->candidates.empty() &&
+      made->candidates.front().predicted < rt.settings.auto_native_below) {
+    made->candidates.clear();  // below the threshold: native alone (and the shortcut)
+    made->native_why = FallbackReason::AutoBelowThreshold;
+  }
+  if (made->candidates.empty() || native_competes) {
     Candidate native;
     native.native = true;
+    native_index = static_cast<int>(made->candidates.size());
     made->candidates.push_back(std::move(native));
   }
-  if (tune && made->candidates.size() > 1)
-    made->trial_calls = static_cast<int>(made->candidates.size()) * (1 + rt.settings.auto_trials);
+  if (tune && made->candidates.size() > 1) {
+    planner::TrialSettings trial;
+    trial.rounds = rt.settings.auto_trials;
+    trial.batch = planner::trial_batch(made->candidates.front().predicted);
+    made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
+  }
 
   if (rule_says_native) made->native_why = FallbackReason::Configured;  // counted and said when it runs
   if (!made->native_reason.empty() && rank == 0)
@@ -412,6 +475,13 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
 }  // namespace
 
 std::atomic<long> CommState::cache_hits{0};
+std::atomic<std::uint64_t> CommState::generation_{1};
+
+void CommState::touch(PlanHandle where) {
+  std::lock_guard<ThreadLock> lock(plans_lock_);
+  lru_.splice(lru_.begin(), lru_, where);
+  add_one(cache_hits, concurrent_);
+}
 
 PlanCacheStats CommState::cache_stats() {
   std::lock_guard<ThreadLock> lock(cache_stats_mutex);
@@ -420,15 +490,16 @@ PlanCacheStats CommState::cache_stats() {
   return out;
 }
 
-CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count) {
+CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* where) {
   std::lock_guard<ThreadLock> lock(plans_lock_);
   auto it = plans_.find(key);
   if (it != plans_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second);  // now the most recently used
     add_one(cache_hits, concurrent_);
+    if (where) *where = it->second;
     return *it->second->second;
   }
-  std::unique_ptr<CachedPlan> made = make_cached_plan(key, count, rank_, size_, topology_);
+  std::unique_ptr<CachedPlan> made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_);
   plans_bytes_ += made->bytes_held();
   lru_.emplace_front(key, std::move(made));
   plans_[key] = lru_.begin();
@@ -437,8 +508,10 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count) {
     plans_bytes_ -= lru_.back().second->bytes_held();
     plans_.erase(lru_.back().first);
     lru_.pop_back();
+    generation_.fetch_add(1, std::memory_order_relaxed);
     ++evicted;
   }
+  if (where) *where = lru_.begin();
   {
     std::lock_guard<ThreadLock> counts(cache_stats_mutex);
     ++cache_counts.plans;
@@ -449,32 +522,78 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count) {
   return *lru_.front().second;
 }
 
-void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds) {
-  if (!plan.trialling()) return;
-  const int n = static_cast<int>(plan.candidates.size());
-  const int round = plan.calls / n;
-  if (round > 0) plan.trial_seconds.push_back(seconds);  // round 0 warms up
-  if (++plan.calls < plan.trial_calls) return;
+void CommState::learn(const Candidate& c, double seconds) {
+  if (!learning_ || c.native || !(seconds > 0) || !std::isfinite(seconds)) return;
+  bool any = false;
+  for (double g : c.gradient) any |= g > 0;
+  if (!any) return;
+  // The latest samples only: the machine may change, and the fit stays cheap.
+  if (samples_.size() == kLearnSamples) samples_.erase(samples_.begin());
+  samples_.push_back({c.gradient, seconds});
+  model_ = planner::refit(runtime().model, samples_);
+}
 
-  // The slowest rank's time is the call's time; every rank gets the same maxima.
-  std::vector<double> slowest(plan.trial_seconds.size());
-  PMPI_Allreduce(plan.trial_seconds.data(), slowest.data(), static_cast<int>(slowest.size()), MPI_DOUBLE, MPI_MAX,
-                 private_comm_);
-  std::vector<double> best(n, 1e300);
-  for (std::size_t k = 0; k < slowest.size(); ++k) best[k % n] = std::min(best[k % n], slowest[k]);
-  plan.chosen = static_cast<int>(std::min_element(best.begin(), best.end()) - best.begin());
-  plan.trial_seconds.clear();
+void CommState::sample_call(const Candidate& c, double seconds) {
+  std::vector<double> slowest{seconds};
+  if (agree_max(slowest)) learn(c, slowest[0]);
+}
+
+void CommState::stamp_learned_predictions() const {
+  if (!learning_) return;
+  for (const auto& [key, plan] : lru_)
+    for (const Candidate& c : plan->candidates)
+      if (!c.native && c.stats.record) c.stats.record->set_learned(planner::predict(c.gradient, model_));
+}
+
+bool CommState::agree_max(std::vector<double>& values) {
+  std::vector<double> max(values.size());
+  const int n = static_cast<int>(values.size());
+  if (!runtime().oversubscribed) {
+    if (PMPI_Allreduce(values.data(), max.data(), n, MPI_DOUBLE, MPI_MAX, private_comm_) != MPI_SUCCESS) return false;
+  } else {
+    // As agree(): a blocking collective busy-polls and starves the ranks it waits for.
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (PMPI_Iallreduce(values.data(), max.data(), n, MPI_DOUBLE, MPI_MAX, private_comm_, &request) != MPI_SUCCESS)
+      return false;
+    if (wait_politely(&request) != MPI_SUCCESS) return false;
+  }
+  values = std::move(max);
+  return true;
+}
+
+void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds) {
+  if (!plan.trials.record(seconds)) return;
+  // A round has ended: the slowest rank's time is each candidate's time.
+  std::vector<double> agreed = plan.trials.round_means();
+  const std::vector<int> live = plan.trials.live();
+  if (!agree_max(agreed)) {
+    // Without agreement the ranks could diverge: every rank gets the same error from a
+    // collective that failed, so every rank keeps the first live candidate alike.
+    agreed.assign(live.size(), 0.0);
+  }
   Runtime& rt = runtime();
-  if (rank_ == 0 && rt.log->should_log(spdlog::level::info)) {
+  if (rank_ == 0 && rt.log->should_log(spdlog::level::debug)) {
+    std::string round;
+    for (std::size_t i = 0; i < live.size(); ++i)
+      round += (i ? ", " : "") + trial_name(plan.candidates[live[i]]) + " " + planner::format_seconds(agreed[i]);
+    rt.log->debug("auto: {} on {} ranks, root {}: trial round {}, per call (slowest rank): {}",
+                  planner::to_string(key.collective), size_, key.root, plan.trials.rounds_done() + 1, round);
+  }
+  for (std::size_t i = 0; i < live.size(); ++i) learn(plan.candidates[live[i]], agreed[i]);
+  plan.trials.end_round(agreed);
+  if (plan.trials.decided() && rank_ == 0 && rt.log->should_log(spdlog::level::info)) {
     std::string measured;
-    for (int c = 0; c < n; ++c)
-      measured += (c ? ", " : "") + trial_name(plan.candidates[c]) + " " + planner::format_seconds(best[c]);
+    const std::vector<double>& best = plan.trials.best();
+    for (std::size_t c = 0; c < plan.candidates.size(); ++c)
+      measured += (c ? ", " : "") + trial_name(plan.candidates[c]) + " " +
+                  (best[c] < 1e300 ? planner::format_seconds(best[c]) : std::string("not measured"));
     const std::string sizes =
         key.exact_count >= 0 ? std::to_string(key.exact_count * key.element_bytes)
                              : fmt::format("{}..{}", planner::class_first_bytes(key.size_class),
                                            planner::class_last_bytes(key.size_class));
-    rt.log->info("auto: {} on {} ranks, root {}, {} B: measured {}; chose {}", planner::to_string(key.collective),
-                 size_, key.root, sizes, measured, trial_name(plan.candidates[plan.chosen]));
+    rt.log->info("auto: {} on {} ranks, root {}, {} B: measured per call {} ({} trial calls, {} rounds); chose {}",
+                 planner::to_string(key.collective), size_, key.root, sizes, measured, plan.trials.calls(),
+                 plan.trials.rounds_done(), trial_name(plan.candidates[plan.trials.chosen()]));
   }
 }
 

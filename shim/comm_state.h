@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "planner/schedule.h"
+#include "planner/learn.h"
 #include "planner/size_class.h"
+#include "planner/trials.h"
 #include "planner/topology.h"
 #include "shim/call_stats.h"
 #include "shim/executor.h"
@@ -35,12 +37,11 @@ struct Candidate {
   planner::Schedule schedule;
   double predicted = 0;               // seconds under the cost model (schedules only)
   bool rank_needs_workspace = false;  // this rank writes an accumulator it does not own
-  CallRecord* stats = nullptr;        // where its calls are counted (CANOPY_TIMING/_REPORT)
-  std::int64_t stats_bytes = -1;      // the message size `stats` records
+  RecordCache stats;                  // where its calls are counted (CANOPY_TIMING/_REPORT)
   // The native candidate's records, one per reason it runs for (a trial, auto's
   // choice, ...), found on first use: looking a record up builds its key and takes a
   // lock, which at 8 bytes on 2 ranks cost more than the native call itself.
-  std::array<CallRecord*, kFallbackReasons> native_stats{};
+  std::array<RecordCache, kFallbackReasons> native_stats{};
   // What identifies the schedule on every rank (the views differ from rank to rank):
   // a hash of how it was planned, for CANOPY_VERIFY, and the log's id of it.
   std::uint64_t fingerprint = 0;
@@ -54,6 +55,9 @@ struct Candidate {
   std::array<std::vector<Fused>, 2> fusions;
   bool fusions_made[2] = {false, false};
   const std::vector<Fused>& fusions_for(int rank, bool input_is_accumulator);
+  // How its predicted time moves with the model's alpha, beta, gamma and copy
+  // (planner/learn.h), when the communicator learns; zero otherwise.
+  planner::ModelGradient gradient{};
   std::string name() const { return native ? "native" : schedule.algorithm; }
   // The segments for a call of `count` elements, or null when this schedule cannot be
   // cut for it (then the count gets a plan of its own).
@@ -61,20 +65,27 @@ struct Candidate {
 };
 
 // What Canopy runs for one kind of call. With CANOPY_*_ALGO=auto the first calls
-// are trials: each candidate runs in turn (the model's best schedules and native
-// MPI), then the ranks agree on the fastest with one allreduce and keep it. The
-// number of calls and the agreement are identical on every rank.
+// are trials (planner/trials.h): native MPI and the model's best schedules run in
+// rounds, the ranks agree on the times after each round, and native stays unless a
+// schedule is measured faster. The calls and the agreements are identical on every
+// rank.
 struct CachedPlan {
   std::vector<Candidate> candidates;
-  int chosen = 0;          // the candidate to run once trials are over
-  int trial_calls = 0;     // calls that are trials (0: decided)
-  int calls = 0;           // calls made so far
-  std::vector<double> trial_seconds;  // [round][candidate], this rank's durations
+  planner::Trials trials{1, -1, planner::TrialSettings{}};  // decided at once unless replaced
   std::string native_reason;          // why only native is possible, for the log
   FallbackReason native_why = FallbackReason::PlanningError;  // the same, as a counted reason
 
-  bool trialling() const { return calls < trial_calls; }
-  int current() const { return trialling() ? calls % static_cast<int>(candidates.size()) : chosen; }
+  long calls = 0;  // calls made with the plan, trials included
+
+  bool trialling() const { return !trials.decided(); }
+  int current() const { return trials.current(); }
+  // Whether this call (the calls-th) of a decided plan is one the model learns from:
+  // calls 16, 64, 256, ... (x4) up to 4096, then every 4096th. The same on every rank.
+  bool sample_due() const {
+    if (trialling() || calls < 16) return false;
+    if (calls >= 4096) return calls % 4096 == 0;
+    return (calls & (calls - 1)) == 0 && (calls & 0x5555555555555555L) != 0;
+  }
   std::size_t bytes_held() const;  // memory the plan keeps (views, layouts), for the report
 };
 
@@ -130,7 +141,12 @@ class Workspace {
 };
 
 class CommState {
+  using PlanList = std::list<std::pair<PlanKey, std::unique_ptr<CachedPlan>>>;
+
  public:
+  // Where a plan sits in its communicator's cache (for touch()).
+  using PlanHandle = PlanList::iterator;
+
   // The state of `comm`, created on first use. Creating it duplicates the
   // communicator, which is collective: call it only where every rank of `comm` calls
   // it too (inside a collective Canopy runs). Returns nullptr for communicators
@@ -142,6 +158,10 @@ class CommState {
 
   // Frees every state still alive (at MPI_Finalize).
   static void release_all();
+  // stamp_learned_predictions() of every state still alive (before the report).
+  static void stamp_all();
+  // The state of `comm` if one exists (never creates one), else null.
+  static CommState* existing(MPI_Comm comm);
   // How many states are alive in this process (canopy_live_comm_states).
   static long live_states();
 
@@ -168,15 +188,38 @@ class CommState {
   // count and is cut for the class's other counts. The reference stays valid until
   // the next plan() call on this communicator: MPI forbids concurrent collectives on
   // one communicator, so that is after the current call has finished.
-  CachedPlan& plan(const PlanKey& key, std::int64_t count);
+  CachedPlan& plan(const PlanKey& key, std::int64_t count, PlanHandle* where = nullptr);
+  // What plan() does on a hit, for a plan found before (its handle): counted and made
+  // the most recently used, so that the cache evicts alike on every rank whether a rank
+  // looked the plan up or took a shortcut to it. Valid while generation() is unchanged.
+  void touch(PlanHandle where);
+  // Changes whenever a state is freed or a plan leaves a cache: a pointer to either,
+  // or a handle, taken before is then no longer to be used.
+  static std::uint64_t generation() { return generation_.load(std::memory_order_relaxed); }
 
   // CANOPY_VERIFY: whether every rank of the communicator passes the same `hash`
   // (collective on comm(): one MPI_Allreduce of two 64-bit words).
   bool agree(std::uint64_t hash);
 
-  // Records how long this rank took for the current call of `plan`; after the last
-  // trial, agrees with the other ranks on the winner (collective on comm()).
+  // Records how long this rank took for the current call of `plan` while it is
+  // trialling; at the end of a round, agrees with the other ranks on the times
+  // (collective on comm()) and lets the trials prune or decide.
   void finish_call(CachedPlan& plan, const PlanKey& key, double seconds);
+
+  // The maximum over the ranks of each of `values` (collective on comm(); waited for
+  // politely where a node runs more ranks than cores).
+  bool agree_max(std::vector<double>& values);
+
+  // CANOPY_LEARN: a call of `c` took `seconds` on this rank; the ranks agree on the
+  // slowest (collective on comm()) and the model learns from it (planner/learn.h).
+  void sample_call(const Candidate& c, double seconds);
+  // The model new plans of this communicator use: the runtime's, refitted to what its
+  // calls measured.
+  const planner::CostModel& model() const { return model_; }
+  bool learning() const { return learning_; }
+  // Sets the learned prediction on the records of its candidates' calls (for the
+  // report); done when the state is freed.
+  void stamp_learned_predictions() const;
 
   Workspace& workspace() { return workspace_; }
   ExecutorScratch& executor_scratch() { return executor_scratch_; }
@@ -200,11 +243,19 @@ class CommState {
   int size_;
   bool concurrent_;  // Runtime::concurrent_calls(), fixed at MPI_Init
   std::shared_ptr<const planner::Topology> topology_;  // fixed when the state is made
+  // CANOPY_LEARN: the model refitted to this communicator's agreed measurements (the
+  // same on every rank: every rank feeds it the same agreed times in the same order).
+  static constexpr std::size_t kLearnSamples = 64;
+  planner::CostModel model_;
+  bool learning_;
+  std::vector<planner::ModelSample> samples_;
+  // Adds an agreed time of a call of `c` and refits the model.
+  void learn(const Candidate& c, double seconds);
   // The plan cache, most recently used first, bounded by kMaxPlans. Eviction is the
   // same on every rank: every rank of a communicator makes the same sequence of
   // collective calls on it, hence the same sequence of plan() lookups. A plan evicted
   // in the middle of auto's trials starts its trials afresh, on every rank alike.
-  using PlanList = std::list<std::pair<PlanKey, std::unique_ptr<CachedPlan>>>;
+  static std::atomic<std::uint64_t> generation_;
   PlanList lru_;
   std::unordered_map<PlanKey, PlanList::iterator, PlanKeyHash> plans_;
   std::size_t plans_bytes_ = 0;  // bytes_held() of the plans in the cache

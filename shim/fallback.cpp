@@ -27,6 +27,8 @@ const ReasonInfo kReasons[kFallbackReasons] = {
     {"auto-chose-native", "auto measured native MPI fastest", false},
     {"internal-error", "an error before any message was sent (e.g. out of memory)", false},
     {"configured", "CANOPY_CONFIG says native MPI for this collective, size and communicator", true},
+    {"auto-below-threshold", "auto keeps native MPI for calls the model prices under 5 us (not worth a trial)",
+     false},
 };
 
 int index(planner::Collective c) { return c == planner::Collective::Reduce ? 0 : 1; }

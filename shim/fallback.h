@@ -28,6 +28,7 @@ enum class FallbackReason {
   AutoChoseNative,      // auto measured native MPI fastest and kept it
   InternalError,        // an exception before any message (e.g. out of memory)
   Configured,           // a CANOPY_CONFIG rule (or the global setting beside rules) says native
+  AutoBelowThreshold,   // auto: the model's best schedule is too short a call to try against native
   kCount
 };
 

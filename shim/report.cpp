@@ -142,6 +142,12 @@ json build_report(const JobFacts& job, const std::vector<json>& per_rank, const 
       // The slowest rank's mean stands for a call's duration: a collective is over
       // when its last rank is.
       if (predicted > 1e-9) row["measured_over_predicted"] = k.slowest_rank_mean / predicted;
+      // CANOPY_LEARN: the same schedule under the model its communicator learned.
+      if (k.first.contains("predicted_learned_s")) {
+        const double learned = k.first.at("predicted_learned_s").get<double>();
+        row["predicted_learned_s"] = learned;
+        if (learned > 1e-9) row["measured_over_learned"] = k.slowest_rank_mean / learned;
+      }
     }
     rows.push_back(row);
     json& b = buckets[{collective, size_bucket(k.first.at("bytes").get<std::int64_t>())}];
@@ -195,7 +201,9 @@ json build_report(const JobFacts& job, const std::vector<json>& per_rank, const 
             {"source", job.topology_source},
             {"network_discovery", job.topology_source == "measured"},
             {"description", job.topology}}},
+          {"startup_s", {{"canopy_in_mpi_init", job.startup_seconds}, {"probing", job.probe_seconds}}},
           {"model", job.model},
+          {"learned_model", job.learned_model},
           {"config_file", job.config_file},
           {"rules", job.rules},
           {"settings", settings},
@@ -228,7 +236,14 @@ std::string report_text(const json& report) {
   else
     out << "topology (" << topology["source"].get<std::string>() << "): " << topology["description"].get<std::string>()
         << "\n";
+  if (report.contains("startup_s"))
+    out << "Canopy's part of MPI_Init (rank 0): " << seconds(report["startup_s"].value("canopy_in_mpi_init", 0.0))
+        << ", of which probing the network and the model " << seconds(report["startup_s"].value("probing", 0.0))
+        << "\n";
   out << "model: " << report.at("model").get<std::string>() << "\n";
+  if (!report.value("learned_model", "").empty())
+    out << "model learned by MPI_COMM_WORLD's calls (CANOPY_LEARN): " << report["learned_model"].get<std::string>()
+        << "\n";
   if (!report.at("config_file").get<std::string>().empty())
     out << "settings file: " << report["config_file"].get<std::string>() << " (" << report["rules"] << (report["rules"] == 1 ? " rule" : " rules") << ")\n";
   std::string settings;
@@ -249,10 +264,12 @@ std::string report_text(const json& report) {
         << pad(b["calls"].dump(), 8, true) << pad(b["canopy"].dump(), 8, true) << pad(b["native"].dump(), 8, true)
         << "\n";
 
-  out << "\nwhat ran (measured: per call on one rank; vs model: the slowest rank's mean / prediction)\n  "
+  out << "\nwhat ran (measured: per call on one rank; vs model: the slowest rank's mean / prediction; learned: "
+         "the prediction of the model learned from the calls, CANOPY_LEARN)\n  "
       << pad("collective", 11) << pad("ranks", 6, true) << pad("root", 5, true) << pad("bytes", 11, true) << "  "
       << pad("algorithm", 22) << pad("segs", 5, true) << pad("calls", 7, true) << pad("predicted", 11, true)
-      << pad("mean", 11, true) << pad("min", 11, true) << pad("max", 11, true) << pad("vs model", 9, true) << "\n";
+      << pad("mean", 11, true) << pad("min", 11, true) << pad("max", 11, true) << pad("vs model", 9, true)
+      << pad("learned", 11, true) << pad("vs learned", 11, true) << "\n";
   for (const json& k : report.at("kinds")) {
     const json& m = k["measured_s"];
     const bool native = k["algorithm"] == "native";
@@ -263,10 +280,15 @@ std::string report_text(const json& report) {
         << pad(native ? "-" : seconds(k["predicted_s"].get<double>()), 11, true)
         << pad(seconds(m["mean"].get<double>()), 11, true) << pad(seconds(m["min"].get<double>()), 11, true)
         << pad(seconds(m["max"].get<double>()), 11, true);
-    if (k.contains("measured_over_predicted")) {
-      char ratio[32];
+    char ratio[32] = "-";
+    if (k.contains("measured_over_predicted"))
       std::snprintf(ratio, sizeof ratio, "%.2fx", k["measured_over_predicted"].get<double>());
-      out << pad(ratio, 9, true);
+    out << pad(ratio, 9, true);
+    if (k.contains("predicted_learned_s")) {
+      char learned[32] = "-";
+      if (k.contains("measured_over_learned"))
+        std::snprintf(learned, sizeof learned, "%.2fx", k["measured_over_learned"].get<double>());
+      out << pad(seconds(k["predicted_learned_s"].get<double>()), 11, true) << pad(learned, 11, true);
     }
     out << "\n";
   }

@@ -22,6 +22,9 @@ struct JobFacts {
   std::string topology;                  // planner::describe_topology, or "" when none
   int clusters = 1;
   std::string model;
+  std::string learned_model;  // CANOPY_LEARN: MPI_COMM_WORLD's model at the end, or ""
+  double startup_seconds = 0;  // rank 0's part of MPI_Init that was Canopy's (Runtime::startup_seconds)
+  double probe_seconds = 0;    // of which probing the network and fitting the model
   std::string config_file;
   int rules = 0;
   std::vector<std::pair<std::string, std::string>> settings;  // the CANOPY_* in force

@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "planner/describe.h"
 #include "shim/comm_state.h"
 #include "shim/executor.h"
 #include "shim/model_probe.h"
@@ -94,6 +95,7 @@ void discover_topology(Runtime& rt) {
 
 void initialize(int thread_level) {
   Runtime& rt = runtime();
+  const double started = PMPI_Wtime();
   PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
   rt.thread_level = thread_level;
   const config::Environment env = config::process_environment();
@@ -113,9 +115,11 @@ void initialize(int thread_level) {
   if (!rt.settings.enable) return;
   discover_nodes(rt);
   // Only after the ranks agree on the settings: measuring is collective.
+  const double probing = PMPI_Wtime();
   if (rt.settings.model == "measure") rt.model = measure_model();
   else rt.model = rt.settings.model.empty() ? planner::default_model() : planner::parse_model(rt.settings.model);
   discover_topology(rt);
+  rt.probe_seconds = PMPI_Wtime() - probing;
   if (!rt.settings.schedule_log.empty()) {
     const std::string error = rt.schedule_log.open(rt.settings.schedule_log, rt.world_rank);
     if (!error.empty()) rt.log->error("{}", error);
@@ -135,11 +139,13 @@ void initialize(int thread_level) {
                     rt.settings.always_native(planner::Collective::Bcast)};
   rt.exact_plans = rt.settings.segment_bytes >= 0 || !rt.settings.rules.empty();
   rt.active = true;
+  rt.startup_seconds = PMPI_Wtime() - started;
   if (lead)
-    rt.log->info("active: reduce={} bcast={} segment_bytes={}{} model {}", rt.settings.reduce_algorithm,
-                 rt.settings.bcast_algorithm,
+    rt.log->info("active: reduce={} bcast={} segment_bytes={}{} model {}; Canopy's part of MPI_Init {} (probing {})",
+                 rt.settings.reduce_algorithm, rt.settings.bcast_algorithm,
                  rt.settings.segment_bytes < 0 ? std::string("auto") : std::to_string(rt.settings.segment_bytes),
-                 rt.oversubscribed ? " (oversubscribed: native MPI does not compete)" : "", rt.model.spec());
+                 rt.oversubscribed ? " (oversubscribed: native MPI does not compete)" : "", rt.model.spec(),
+                 planner::format_seconds(rt.startup_seconds), planner::format_seconds(rt.probe_seconds));
 }
 
 void finalize() {
@@ -147,6 +153,7 @@ void finalize() {
   if (rt.settings.timing)
     for (const CallRecord* r : rt.stats.records())
       if (!r->kind().schedule_id.empty()) rt.schedule_log.record_timing(*r);
+  if (rt.active) CommState::stamp_all();
   if (rt.report_comm != MPI_COMM_NULL) {
     JobFacts job;
     PMPI_Comm_size(MPI_COMM_WORLD, &job.ranks);
@@ -158,6 +165,10 @@ void finalize() {
     job.topology = rt.topology_description;
     job.clusters = rt.topology ? rt.topology->clusters : 1;
     job.model = rt.model.spec();
+    job.startup_seconds = rt.startup_seconds;
+    job.probe_seconds = rt.probe_seconds;
+    if (const CommState* world = CommState::existing(MPI_COMM_WORLD); world && world->learning())
+      job.learned_model = world->model().spec();
     job.config_file = rt.settings.config_file;
     job.rules = static_cast<int>(rt.settings.rules.size());
     job.settings.assign(rt.effective_settings.begin(), rt.effective_settings.end());

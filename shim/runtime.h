@@ -41,6 +41,10 @@ struct Runtime {
   std::shared_ptr<const planner::Topology> topology;
   std::string topology_source = "none";  // "none", "measured" or "file", for the report
   std::string topology_description;      // what was found (even one trivial cluster)
+  // What Canopy added to MPI_Init on this rank (seconds): in all, and in probing the
+  // network and fitting CANOPY_MODEL=measure (0 where nothing needed them).
+  double startup_seconds = 0;
+  double probe_seconds = 0;
   config::Environment effective_settings;  // the CANOPY_* in force, for the report
   std::shared_ptr<spdlog::logger> log;
   ScheduleLog schedule_log;

@@ -15,7 +15,7 @@ if(CANOPY_VALGRIND AND NOT CANOPY_SANITIZE AND TARGET canopy AND CANOPY_MPI STRE
     add_test(NAME "mpi preload: valgrind memcheck timing_loop np2 seg ${seg}"
              COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${memcheck} $<TARGET_FILE:timing_loop> --iters=20)
     set_tests_properties("mpi preload: valgrind memcheck timing_loop np2 seg ${seg}" PROPERTIES
-                         ENVIRONMENT "LD_PRELOAD=${CANOPY_TEST_PRELOAD};CANOPYTEST_EXPECT_INTERCEPT=1;CANOPY_SEGMENT_BYTES=${seg}"
+                         ENVIRONMENT "LD_PRELOAD=${CANOPY_TEST_PRELOAD};CANOPYTEST_EXPECT_INTERCEPT=1;CANOPY_SEGMENT_BYTES=${seg};CANOPY_AUTO_NATIVE_BELOW=0"
                          LABELS "mpi;preload;valgrind" TIMEOUT 300 PROCESSORS 2)
   endforeach()
 endif()

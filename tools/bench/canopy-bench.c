@@ -362,7 +362,7 @@ int main(int argc, char** argv) {
       const double mean_us = measure_varying(&o, &b, is_reduce, (int)(largest / 8), o.varying);
       wrong += checked_call(&o, &b, is_reduce, varying_count(o.varying, (int)(largest / 8)));
       if (b.rank == 0) {
-        printf("RESULT %s %ld %.2f %ld %.2f\n", is_reduce ? "MPI_Reduce" : "MPI_Bcast", largest, mean_us, o.varying,
+        printf("RESULT %s %ld %.4f %ld %.4f\n", is_reduce ? "MPI_Reduce" : "MPI_Bcast", largest, mean_us, o.varying,
                mean_us);
         fflush(stdout);
       }
@@ -375,7 +375,7 @@ int main(int argc, char** argv) {
       measure(&o, &b, is_reduce, count, &median_us, &fastest_us, &calls);
       wrong += checked_call(&o, &b, is_reduce, count);
       if (b.rank == 0) {
-        printf("RESULT %s %ld %.2f %ld %.2f\n", is_reduce ? "MPI_Reduce" : "MPI_Bcast", o.sizes[i], median_us, calls,
+        printf("RESULT %s %ld %.4f %ld %.4f\n", is_reduce ? "MPI_Reduce" : "MPI_Bcast", o.sizes[i], median_us, calls,
                fastest_us);
         fflush(stdout);
       }

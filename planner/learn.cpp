@@ -1,0 +1,149 @@
+#include "planner/learn.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/registry.h"
+#include "planner/segments.h"
+#include "planner/simulate.h"
+
+namespace canopy::planner {
+
+namespace {
+
+// The pull towards the prior: the weight of (x_k - 1)^2 against a sample's squared
+// relative error. One sample 100% off then moves a parameter by about 90%, ten samples
+// agreeing by 99%.
+constexpr double kPull = 0.1;
+// A refitted parameter stays within this factor of its prior either way.
+constexpr double kMaxFactor = 50;
+// The relative step of the finite differences (the price is piecewise linear: any step
+// that stays on the critical path's piece gives its exact slope).
+constexpr double kStep = 1e-6;
+
+std::array<double, 4> parameters(const CostModel& m) { return {m.alpha, m.beta, m.gamma, m.copy_per_byte}; }
+
+void set_parameters(CostModel& m, const std::array<double, 4>& p) {
+  m.alpha = p[0];
+  m.beta = p[1];
+  m.gamma = p[2];
+  m.copy_per_byte = p[3];
+}
+
+// Solves a x = b for a symmetric positive definite 4x4 a (Gaussian elimination with
+// partial pivoting); false when singular.
+bool solve4(std::array<std::array<double, 4>, 4> a, std::array<double, 4> b, std::array<double, 4>& x) {
+  for (int col = 0; col < 4; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < 4; ++r)
+      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
+    if (!(std::abs(a[pivot][col]) > 0)) return false;
+    std::swap(a[col], a[pivot]);
+    std::swap(b[col], b[pivot]);
+    for (int r = col + 1; r < 4; ++r) {
+      const double f = a[r][col] / a[col][col];
+      for (int c = col; c < 4; ++c) a[r][c] -= f * a[col][c];
+      b[r] -= f * b[col];
+    }
+  }
+  for (int r = 3; r >= 0; --r) {
+    double s = b[r];
+    for (int c = r + 1; c < 4; ++c) s -= a[r][c] * x[c];
+    x[r] = s / a[r][r];
+  }
+  return true;
+}
+
+}  // namespace
+
+bool learnable(const CostModel& model) { return model.gap.empty() && model.kind != "overlap"; }
+
+double predict(const ModelGradient& g, const CostModel& model) {
+  const std::array<double, 4> p = parameters(model);
+  double t = 0;
+  for (int k = 0; k < 4; ++k) t += g[k] * p[k];
+  return t;
+}
+
+ModelGradient price_gradient(const Problem& problem, const Choice& choice) {
+  ModelGradient g{};
+  const Algorithm* a = find_algorithm(problem.collective, choice.algorithm);
+  if (!learnable(problem.model) || !a) return g;
+  // The schedule must stay the same while the costs move: some algorithms build their
+  // trees from the model (Canon & Antoniu's, Langou's, the topology-aware ones). So the
+  // whole schedule is built once and simulated under each nudged model where that is
+  // affordable; beyond, only algorithms whose trees ignore the model (priced by
+  // formula) are nudged through their price, and the others get no gradient.
+  Problem cut = problem;
+  cut.segment_bytes = choice.segment_bytes;
+  const std::int64_t segments = std::max<std::int64_t>(1, static_cast<std::int64_t>(problem_segments(cut).size()));
+  const bool simulate_whole = 4 * problem.nranks * segments <= kSimulationBudget;
+  if (!simulate_whole && (a->global || a->topology_aware || !a->price)) return g;
+  Schedule whole;
+  auto price_under = [&](const CostModel& model, double& out) {
+    if (simulate_whole) {
+      const Simulation sim = simulate(whole, model, problem.topology.get());
+      out = sim.makespan;
+      return sim.ok;
+    }
+    Problem nudged = problem;
+    nudged.model = model;
+    Price price;
+    if (!price_choice(nudged, choice, price)) return false;
+    out = price.makespan;
+    return true;
+  };
+  try {
+    if (simulate_whole) whole = a->plan(cut);
+  } catch (const PlanError&) {
+    return g;
+  }
+  double base = 0;
+  if (!price_under(problem.model, base)) return g;
+  const std::array<double, 4> p = parameters(problem.model);
+  for (int k = 0; k < 4; ++k) {
+    if (!(p[k] > 0)) continue;  // a parameter at 0 is not learned (it scales)
+    std::array<double, 4> q = p;
+    q[k] = p[k] * (1 + kStep);
+    CostModel nudged = problem.model;
+    set_parameters(nudged, q);
+    double moved = 0;
+    if (!price_under(nudged, moved)) return ModelGradient{};
+    g[k] = std::max(0.0, (moved - base) / (q[k] - p[k]));
+  }
+  return g;
+}
+
+CostModel refit(const CostModel& prior, const std::vector<ModelSample>& samples) {
+  if (!learnable(prior)) return prior;
+  const std::array<double, 4> p = parameters(prior);
+  // x_k scales parameter k; h = g * p is what each parameter contributes at the prior.
+  std::array<std::array<double, 4>, 4> a{};
+  std::array<double, 4> b{};
+  bool any = false;
+  for (const ModelSample& s : samples) {
+    if (!(s.measured > 0)) continue;
+    std::array<double, 4> h{};
+    for (int k = 0; k < 4; ++k) h[k] = s.gradient[k] * p[k] / s.measured;  // relative to the measurement
+    for (int r = 0; r < 4; ++r) {
+      for (int c = 0; c < 4; ++c) a[r][c] += h[r] * h[c];
+      b[r] += h[r];  // (h . x - 1)^2: the target is the measurement itself, 1
+    }
+    any = true;
+  }
+  if (!any) return prior;
+  for (int k = 0; k < 4; ++k) {
+    a[k][k] += kPull;
+    b[k] += kPull;
+  }
+  std::array<double, 4> x{1, 1, 1, 1};
+  if (!solve4(a, b, x)) return prior;
+  std::array<double, 4> q = p;
+  for (int k = 0; k < 4; ++k)
+    if (p[k] > 0 && std::isfinite(x[k])) q[k] = p[k] * std::clamp(x[k], 1 / kMaxFactor, kMaxFactor);
+  CostModel out = prior;
+  set_parameters(out, q);
+  return out;
+}
+
+}  // namespace canopy::planner

@@ -1,0 +1,51 @@
+// A cost model that learns from measured calls.
+//
+// Every time the simulator (or a formula equal to it) gives is a sum of the model's
+// costs along the critical path: so many messages (alpha each), so many bytes sent
+// (beta), reduced (gamma) and copied (copy). A makespan is therefore g . theta, with
+// theta the parameters and g the critical path's counts, and g is the makespan's
+// derivative with respect to theta (price_gradient, by finite differences: the price is
+// piecewise linear in theta). Given calls measured with their g, refit() finds the
+// parameters that predict them best: theta = prior * x, x >= 0 per parameter, minimising
+// the squared relative errors plus a pull of every x towards 1 (the prior), so a few
+// samples move the model a little and many move it to what they show. Parameters the
+// samples cannot tell apart (beta, gamma and copy all scale with bytes) share the
+// correction, as the pull spreads it.
+//
+// Hockney models only (alpha, beta, gamma, copy); pLogP's gap table and the (d, c)
+// model are left as they are.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "planner/cost_model.h"
+#include "planner/problem.h"
+#include "planner/select.h"
+
+namespace canopy::planner {
+
+// d makespan / d (alpha, beta, gamma, copy).
+using ModelGradient = std::array<double, 4>;
+
+struct ModelSample {
+  ModelGradient gradient{};
+  double measured = 0;  // seconds a call took (the slowest rank's)
+};
+
+// Whether refit() can learn this model (hockney: no gap table, not the (d, c) model).
+bool learnable(const CostModel& model);
+
+// The price's derivative with respect to the model's parameters at `problem.model`,
+// for the candidate `choice` (priced as rank_choices prices it). Zero where the model
+// is not learnable or the candidate cannot be priced.
+ModelGradient price_gradient(const Problem& problem, const Choice& choice);
+
+// The prediction of a sample's schedule under `model`: gradient . parameters.
+double predict(const ModelGradient& gradient, const CostModel& model);
+
+// `prior` with alpha, beta, gamma and copy refitted to `samples` (see above). Returns
+// `prior` unchanged when it is not learnable or there is nothing to fit.
+CostModel refit(const CostModel& prior, const std::vector<ModelSample>& samples);
+
+}  // namespace canopy::planner

@@ -1,0 +1,102 @@
+#include "planner/trials.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace canopy::planner {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// Calls of a millisecond or more are measured one at a time; shorter ones in batches
+// long enough for the clock (about 20 us), at most 8 calls.
+constexpr double kSingleCallSeconds = 1e-3;
+constexpr double kBatchSeconds = 20e-6;
+constexpr int kMaxBatch = 8;
+
+}  // namespace
+
+int trial_batch(double predicted_seconds) {
+  if (predicted_seconds >= kSingleCallSeconds) return 1;
+  if (!(predicted_seconds > 0)) return kMaxBatch;
+  const double more = std::ceil(kBatchSeconds / predicted_seconds);
+  return static_cast<int>(std::clamp(1.0 + more, 2.0, static_cast<double>(kMaxBatch)));
+}
+
+Trials::Trials(int candidates, int native, TrialSettings settings)
+    : settings_(settings), native_(native), best_(std::max(candidates, 0), kInfinity) {
+  settings_.batch = std::max(1, settings_.batch);
+  settings_.rounds = std::max(0, settings_.rounds);
+  if (native >= 0 && native < candidates) live_.push_back(native);
+  for (int c = 0; c < candidates; ++c)
+    if (c != native) live_.push_back(c);
+  sums_.assign(live_.size(), 0.0);
+  measured_.assign(live_.size(), 0);
+  if (settings_.batch > 1) round_ = 1;  // no first look for short calls (trials.h)
+  if (live_.size() <= 1) {
+    decided_ = true;
+    chosen_ = live_.empty() ? 0 : live_.front();
+  }
+}
+
+bool Trials::record(double seconds) {
+  if (decided_) return false;
+  ++calls_;
+  // The first look is one call each; in a measured batch the first call pays for the
+  // switch from another candidate and is not measured.
+  const int batch = round_ == 0 ? 1 : settings_.batch;
+  if (batch == 1 || in_batch_ > 0) {
+    sums_[position_] += seconds;
+    ++measured_[position_];
+  }
+  if (++in_batch_ < batch) return false;
+  in_batch_ = 0;
+  if (++position_ < static_cast<int>(live_.size())) return false;
+  position_ = 0;
+  means_.assign(live_.size(), kInfinity);
+  for (std::size_t i = 0; i < live_.size(); ++i)
+    if (measured_[i] > 0) means_[i] = sums_[i] / measured_[i];
+  return true;
+}
+
+void Trials::end_round(const std::vector<double>& agreed) {
+  if (decided_ || agreed.size() != live_.size()) return;
+  double fastest = kInfinity;
+  for (std::size_t i = 0; i < live_.size(); ++i) {
+    best_[live_[i]] = std::min(best_[live_[i]], agreed[i]);
+    fastest = std::min(fastest, agreed[i]);
+  }
+  const double limit = (round_ == 0 ? settings_.first_look : settings_.drop) * fastest;
+  ++round_;
+  // A clear winner decides at once.
+  for (std::size_t i = 0; i < live_.size(); ++i) {
+    bool clear = true;
+    for (std::size_t j = 0; j < live_.size() && clear; ++j)
+      if (j != i && !(agreed[i] * settings_.clear <= agreed[j])) clear = false;
+    if (clear && live_.size() > 1) {
+      live_ = {live_[i]};
+      decide();
+      return;
+    }
+  }
+  std::vector<int> kept;
+  for (std::size_t i = 0; i < live_.size(); ++i)
+    if (agreed[i] <= limit) kept.push_back(live_[i]);
+  live_ = kept;
+  sums_.assign(live_.size(), 0.0);
+  measured_.assign(live_.size(), 0);
+  if (live_.size() <= 1 || round_ > settings_.rounds) decide();
+}
+
+void Trials::decide() {
+  int winner = live_.front();
+  for (int c : live_)
+    if (best_[c] < best_[winner]) winner = c;  // ties: the earlier in trial order (native first)
+  const bool native_live = std::find(live_.begin(), live_.end(), native_) != live_.end();
+  if (native_live && winner != native_ && !(best_[winner] < (1 - settings_.native_margin) * best_[native_]))
+    winner = native_;
+  decided_ = true;
+  chosen_ = winner;
+}
+
+}  // namespace canopy::planner

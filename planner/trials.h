@@ -1,0 +1,90 @@
+// `auto`'s trials: which candidate runs each of a size class's first calls, and when
+// the measurements decide. Pure logic over measured times (the shim times the calls
+// and makes the ranks agree), so every rank that feeds it the same agreed times makes
+// the same choice.
+//
+// The policy, "do no harm":
+//  * Native MPI is the default. A schedule replaces it only after it has been measured
+//    faster, by a margin, on back-to-back calls (the first call of each batch, which
+//    pays for switching from another candidate, is not measured).
+//  * Candidates run in rounds, native first. Calls of a millisecond or more (batch 1)
+//    start with a first look, one call each, so that a candidate far worse than the
+//    best costs one call; shorter calls, where one call says little (a first call
+//    connects to new peers and touches new memory: milliseconds against
+//    microseconds), go straight to measured rounds. A measured round is a batch of
+//    `batch` consecutive calls per candidate, whose first call (the switch from
+//    another candidate) is not measured. After each round the ranks agree on every
+//    candidate's mean time per call (the slowest rank's) and end_round() prunes: after
+//    the first look, what is `first_look` times slower than the best goes; after a
+//    measured round, what is `drop` times slower. A candidate `clear` times faster
+//    than every other one wins at once.
+//  * After the last round, or when one candidate is left, the fastest by its best
+//    round wins; a schedule must beat native by `native_margin` or native stays.
+// The calls a trial spends are bounded: candidates x rounds x batch (plus the first
+// look for long calls, after which a far worse candidate is gone).
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace canopy::planner {
+
+struct TrialSettings {
+  int rounds = 2;               // measured rounds after the first look
+  int batch = 2;                // consecutive calls per candidate per round
+  double first_look = 3.0;      // pruned after the first look when this much slower than the best
+  double drop = 1.5;            // ... after a measured round
+  double clear = 2.0;           // decided at once when the best is this much faster than every other
+  double native_margin = 0.03;  // a schedule must be this much faster than native to replace it
+};
+
+// Calls per batch for candidates predicted to take `predicted_seconds` a call: enough
+// back-to-back calls to measure microsecond calls, one for calls of a millisecond or
+// more (where one call is long enough and trials are expensive).
+int trial_batch(double predicted_seconds);
+
+class Trials {
+ public:
+  // `candidates` candidates, of which `native` (or -1) is native MPI.
+  Trials(int candidates, int native, TrialSettings settings);
+
+  bool decided() const { return decided_; }
+  int chosen() const { return chosen_; }
+  // The candidate the next call runs.
+  int current() const { return decided_ ? chosen_ : live_[position_]; }
+
+  // Records this rank's duration of the call just made with current(). True when a
+  // round has ended: the ranks must then agree on round_means() (each element's
+  // maximum over the ranks) and pass the result to end_round().
+  bool record(double seconds);
+  // This rank's mean time per measured call of each live candidate this round.
+  const std::vector<double>& round_means() const { return means_; }
+  const std::vector<int>& live() const { return live_; }
+  // Prunes or decides from the agreed means (one per live candidate, in live() order).
+  void end_round(const std::vector<double>& agreed_means);
+
+  // Every candidate's best agreed mean so far (infinity: never measured), for logs.
+  const std::vector<double>& best() const { return best_; }
+  int rounds_done() const { return round_; }
+  int calls() const { return calls_; }
+
+ private:
+  void decide();
+
+  TrialSettings settings_;
+  int native_;
+  std::vector<int> live_;      // candidates still running, in trial order (native first)
+  std::vector<double> best_;   // per candidate
+  std::vector<double> sums_;   // this round, per live candidate
+  std::vector<int> measured_;  // this round, per live candidate
+  std::vector<double> means_;
+  int position_ = 0;           // index into live_
+  int in_batch_ = 0;           // calls made in the current batch
+  int round_ = 0;              // rounds ended
+  int calls_ = 0;              // trial calls so far
+  bool decided_ = false;
+  int chosen_ = 0;
+};
+
+}  // namespace canopy::planner

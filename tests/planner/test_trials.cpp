@@ -1,0 +1,109 @@
+// auto's trial policy (planner/trials.h): native stays unless a schedule is measured
+// faster by the margin, bad candidates go after their first batch, a clear winner
+// decides at once, and the number of trial calls is what the settings allow.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <map>
+
+#include "planner/trials.h"
+
+using namespace canopy::planner;
+
+namespace {
+
+// Runs the trials with each candidate taking `time(candidate, call)` seconds per call
+// (the same on every rank: agreed means are this rank's). Returns the winner.
+int run(Trials& t, const std::function<double(int)>& time, int max_calls = 1000) {
+  for (int call = 0; call < max_calls && !t.decided(); ++call) {
+    const int c = t.current();
+    if (t.record(time(c))) t.end_round(t.round_means());
+  }
+  REQUIRE(t.decided());
+  return t.chosen();
+}
+
+}  // namespace
+
+TEST_CASE("Trials: native stays unless a schedule beats it by the margin", "[trials]") {
+  TrialSettings s;
+  s.batch = 3;
+  // Candidate 0 is native. A schedule 2% faster does not replace it; 5% faster does.
+  for (double ratio : {0.98, 0.95, 1.0, 1.3}) {
+    Trials t(2, 0, s);
+    const int chosen = run(t, [&](int c) { return c == 0 ? 10e-6 : ratio * 10e-6; });
+    CAPTURE(ratio);
+    CHECK(chosen == (ratio <= 0.97 - 1e-12 ? 1 : 0));
+  }
+  // Without native (it cannot compete), the fastest schedule wins.
+  Trials t(3, -1, s);
+  CHECK(run(t, [](int c) { return c == 2 ? 1e-6 : 1.2e-6; }) == 2);
+}
+
+TEST_CASE("Trials: the first call of each batch is not measured", "[trials]") {
+  TrialSettings s;
+  s.batch = 2;
+  s.rounds = 1;
+  Trials t(2, 0, s);
+  // The first call of each of the schedule's batches is slow (a switch: 100 us, ten
+  // times native's 10 us); the other calls are fast.
+  std::map<int, int> calls;
+  const int chosen = run(t, [&](int c) {
+    const int k = calls[c]++;
+    if (c == 0) return 10e-6;
+    return k % 2 == 0 ? 100e-6 : 5e-6;
+  });
+  CHECK(chosen == 1);
+  // Short calls have no first look: one measured round (2 calls each, the first not
+  // measured) finds the schedule twice as fast, and it wins at once.
+  CHECK(t.calls() == 4);
+}
+
+TEST_CASE("Trials: a far slower candidate goes after its first batch (long calls: its first call); a clear "
+          "winner decides at once",
+          "[trials]") {
+  TrialSettings s;
+  s.batch = 2;
+  s.rounds = 2;
+  // Candidate 2 is 10x slower than the others: it runs one batch only.
+  Trials t(3, 0, s);
+  std::map<int, int> calls;
+  run(t, [&](int c) {
+    ++calls[c];
+    return c == 2 ? 100e-6 : c == 1 ? 9.5e-6 : 10e-6;
+  });
+  CHECK(calls[2] == 2);    // one batch
+  CHECK(calls[0] == 4);    // two measured rounds of 2
+  CHECK(t.chosen() == 1);  // 9.5 us beats native's 10 us by more than the 3% margin
+  // Long calls: one call is enough to see a candidate 10x slower.
+  TrialSettings once = s;
+  once.batch = 1;
+  Trials slow(3, 0, once);
+  std::map<int, int> slow_calls;
+  run(slow, [&](int c) {
+    ++slow_calls[c];
+    return c == 2 ? 100e-3 : c == 1 ? 9e-3 : 10e-3;
+  });
+  CHECK(slow_calls[2] == 1);  // the first look only
+  CHECK(slow.chosen() == 1);
+  // A schedule 4x faster than native wins after the first look: on the test bed, the
+  // trials of a 1 MiB broadcast end after three calls.
+  TrialSettings one = s;
+  one.batch = 1;
+  Trials fast(3, 0, one);
+  CHECK(run(fast, [](int c) { return c == 0 ? 280e-3 : c == 1 ? 70e-3 : 140e-3; }) == 1);
+  CHECK(fast.calls() == 3);
+}
+
+TEST_CASE("Trials: one candidate needs no trial; batches follow the predicted time", "[trials]") {
+  Trials t(1, 0, TrialSettings{});
+  CHECK(t.decided());
+  CHECK(t.chosen() == 0);
+  CHECK_FALSE(t.record(1.0));
+  CHECK(trial_batch(5e-3) == 1);
+  CHECK(trial_batch(1e-3) == 1);
+  CHECK(trial_batch(100e-6) == 2);
+  CHECK(trial_batch(10e-6) == 3);
+  CHECK(trial_batch(1e-6) == 8);
+  CHECK(trial_batch(0) == 8);
+}
