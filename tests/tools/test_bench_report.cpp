@@ -228,6 +228,28 @@ TEST_CASE("bench report: Canopy's algorithm has the most calls over roots and re
   }
 }
 
+TEST_CASE("bench report: the learned model's prediction (CANOPY_LEARN) is the one scored, the plan's beside it; "
+          "every size at least 0.97x native is said") {
+  RunData run = reduce_run({50}, {12});
+  ReportKind learned = kind("MPI_Reduce", 4096, 0, "binomial", 40, 20e-6);
+  learned.predicted_learned_s = 11e-6;
+  run.report_kinds = {learned};
+  run.reports = 1;
+  const Table t = aggregate(run);
+  const Row row = only_row(t);
+  CHECK(*row.predicted_us == Approx(11));
+  CHECK(*row.predicted_before_us == Approx(20));
+  CHECK(*row.model_error_pct() == Approx(100.0 / 12));      // |11 - 12| / 12
+  CHECK(*row.model_error_before_pct() == Approx(800.0 / 12));  // |20 - 12| / 12
+  const std::string summary = format_summary(t);
+  INFO(summary);
+  CHECK(summary.find("every size >= 0.97x native: yes (1 sizes)") != std::string::npos);
+  CHECK(summary.find("(learned; before learning 66.7%)") != std::string::npos);
+  // Canopy at 0.96x native at one size: said.
+  const std::string slower = format_summary(aggregate(reduce_run({50}, {52.1})));
+  CHECK(slower.find("every size >= 0.97x native: no: 1 of 1 sizes below") != std::string::npos);
+}
+
 TEST_CASE("bench report: without a report the algorithm and prediction are '?'") {
   const Table t = aggregate(reduce_run({50, 52, 48}, {12, 11, 13}));
   const Row row = only_row(t);

@@ -178,6 +178,7 @@ std::vector<ReportKind> parse_canopy_report(const std::string& text, const std::
       k.algorithm = row.at("algorithm").get<std::string>();
       k.calls = row.at("calls").get<long>();
       if (row.contains("predicted_s")) k.predicted_s = row["predicted_s"].get<double>();
+      if (row.contains("predicted_learned_s")) k.predicted_learned_s = row["predicted_learned_s"].get<double>();
       kinds.push_back(k);
     } catch (const json::exception& e) {
       throw InputError(source + ": kinds[" + std::to_string(i) + "]: " + e.what());
@@ -244,6 +245,11 @@ RunData load_run(const std::string& dir) {
 
 std::optional<double> Row::speedup() const { return ratio(native_us, canopy_us); }
 
+std::optional<double> Row::model_error_before_pct() const {
+  if (!predicted_before_us || !canopy_us || *canopy_us <= 0) return std::nullopt;
+  return std::abs(*predicted_before_us - *canopy_us) / *canopy_us * 100;
+}
+
 std::optional<double> Row::model_error_pct() const {
   if (!predicted_us || !canopy_us || !(*canopy_us > 0)) return std::nullopt;
   return std::abs(*predicted_us - *canopy_us) / *canopy_us * 100;
@@ -298,6 +304,8 @@ Table aggregate(const RunData& run, const std::string& dir) {
     long calls = 0;
     double weighted_predicted_s = 0;
     long predicted_calls = 0;
+    double weighted_learned_s = 0;
+    long learned_calls = 0;
   };
   std::map<Key, std::map<std::string, Tally>> tallies;
   for (const ReportKind& k : run.report_kinds) {
@@ -306,6 +314,10 @@ Table aggregate(const RunData& run, const std::string& dir) {
     if (k.predicted_s) {
       t.weighted_predicted_s += *k.predicted_s * static_cast<double>(k.calls);
       t.predicted_calls += k.calls;
+    }
+    if (k.predicted_learned_s) {
+      t.weighted_learned_s += *k.predicted_learned_s * static_cast<double>(k.calls);
+      t.learned_calls += k.calls;
     }
   }
 
@@ -338,6 +350,10 @@ Table aggregate(const RunData& run, const std::string& dir) {
       row.algorithm = best->first;
       if (best->first != "native" && best->second.predicted_calls > 0)
         row.predicted_us = best->second.weighted_predicted_s / static_cast<double>(best->second.predicted_calls) * 1e6;
+      if (best->first != "native" && best->second.learned_calls > 0) {
+        row.predicted_before_us = row.predicted_us;
+        row.predicted_us = best->second.weighted_learned_s / static_cast<double>(best->second.learned_calls) * 1e6;
+      }
     }
     table.rows.push_back(row);
   }
@@ -482,14 +498,30 @@ std::string format_summary(const Table& table) {
            (slowest ? "smallest " + at(*slowest, format_ratio) + ", largest " + at(*fastest, format_ratio)
                     : std::string("none (no size has both native and canopy times)")) +
            "\n";
+    // The "do no harm" bound: no size slower than 0.97x native.
+    if (slowest) {
+      int below = 0, sizes = 0;
+      for (const Row& row : table.rows)
+        if (row.collective == collective)
+          if (const auto s = row.speedup()) ++sizes, below += *s < 0.97;
+      out += "    every size >= 0.97x native: " +
+             (below == 0 ? "yes (" + std::to_string(sizes) + " sizes)"
+                         : "no: " + std::to_string(below) + " of " + std::to_string(sizes) + " sizes below") +
+             "\n";
+    }
     std::vector<double> errors;
     for (const Row& row : table.rows)
       if (row.collective == collective)
         if (const auto e = row.model_error_pct()) errors.push_back(*e);
+    std::vector<double> before;
+    for (const Row& row : table.rows)
+      if (row.collective == collective)
+        if (const auto e = row.model_error_before_pct()) before.push_back(*e);
     out += "    model error: " +
            (errors.empty() ? std::string("none (no prediction: no report, or native only)")
                            : "median " + format_pct(*median(errors)) + " over " + std::to_string(errors.size()) +
-                                 (errors.size() == 1 ? " size" : " sizes")) +
+                                 (errors.size() == 1 ? " size" : " sizes") +
+                                 (before.empty() ? "" : " (learned; before learning " + format_pct(*median(before)) + ")")) +
            "\n";
     if (const auto worst = extreme(&Row::intercept_overhead_pct, true))
       out += "    intercept overhead: largest " + at(*worst, format_signed_pct) + "\n";

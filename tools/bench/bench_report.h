@@ -61,7 +61,8 @@ struct ReportKind {
   int root = 0;
   std::string algorithm;
   long calls = 0;
-  std::optional<double> predicted_s;  // absent for native
+  std::optional<double> predicted_s;          // absent for native
+  std::optional<double> predicted_learned_s;  // CANOPY_LEARN: under the model learned by the end
 };
 
 // Parses a CANOPY_REPORT_FORMAT=json report; throws InputError naming `source` when it
@@ -89,13 +90,16 @@ struct Row {
   std::optional<double> native_us, canopy_us, intercept_us, openmpi_us;
   std::optional<double> reference_us;  // MPI_Reduce rows only, from the native runs
   // The algorithm with the most calls in the reports; nullopt: no report covers this
-  // row ("?"). Its calls-weighted mean prediction, nullopt for native.
+  // row ("?"). Its calls-weighted mean prediction, nullopt for native: the learned
+  // model's where the reports have one (CANOPY_LEARN), and the plan's own beside it.
   std::optional<std::string> algorithm;
   std::optional<double> predicted_us;
+  std::optional<double> predicted_before_us;
 
   // The derived columns; nullopt when an operand is missing (or a divisor is 0).
   std::optional<double> speedup() const;            // native / canopy
   std::optional<double> model_error_pct() const;    // |predicted - canopy| / canopy, in %
+  std::optional<double> model_error_before_pct() const;  // the same with the plan's own prediction
   std::optional<double> intercept_overhead_pct() const;  // intercept / native - 1, in %
   std::optional<double> canopy_over_openmpi() const;
   std::optional<double> canopy_over_reference() const;
@@ -127,8 +131,10 @@ std::string human_bytes(std::int64_t bytes);
 std::string format_header(const Table& table);
 // The fixed-width table, one line per row, with a column header.
 std::string format_table(const Table& table);
-// Per collective: smallest and largest speedup, median model error, and the worst
-// interception overhead, canopy/openmpi and canopy/reference ratios where present.
+// Per collective: smallest and largest speedup, whether every size is at least 0.97x
+// native (the "do no harm" bound), median model error (learned, and before learning
+// where the reports learned), and the worst interception overhead, canopy/openmpi and
+// canopy/reference ratios where present.
 std::string format_summary(const Table& table);
 
 // The rows as CSV with a header line. The columns are the same whichever variants ran
