@@ -347,7 +347,7 @@ TEST_CASE("bench report: interception overhead, Open MPI and the reference") {
   CHECK(summary.find("  MPI_Bcast\n    speedup: smallest 0.80\xc3\x97 at 8 B, largest 1.10\xc3\x97 at 1 MiB\n") !=
         std::string::npos);
   CHECK(summary.find("    model error: median 10.0% over 1 size\n") != std::string::npos);  // bcast 1 MiB
-  CHECK(summary.find("    intercept overhead: largest +50.0% at 8 B\n") != std::string::npos);
+  CHECK(summary.find("    intercept overhead: largest +50.0% at 8 B (+100.0 ns a call)\n") != std::string::npos);
   CHECK(summary.find("    canopy / openmpi: worst 1.25\xc3\x97 at 1 MiB\n") != std::string::npos);
   CHECK(summary.find("  MPI_Reduce\n    speedup: smallest 0.80\xc3\x97 at 8 B, largest 4.00\xc3\x97 at 1 MiB\n") !=
         std::string::npos);

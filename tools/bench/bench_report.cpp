@@ -523,8 +523,16 @@ std::string format_summary(const Table& table) {
                                  (errors.size() == 1 ? " size" : " sizes") +
                                  (before.empty() ? "" : " (learned; before learning " + format_pct(*median(before)) + ")")) +
            "\n";
-    if (const auto worst = extreme(&Row::intercept_overhead_pct, true))
-      out += "    intercept overhead: largest " + at(*worst, format_signed_pct) + "\n";
+    if (const auto worst = extreme(&Row::intercept_overhead_pct, true)) {
+      // And in time: what interception adds to a call where native MPI runs anyway.
+      double ns = 0;
+      for (const Row& row : table.rows)
+        if (row.collective == collective && row.bytes == worst->second && row.intercept_us && row.native_us)
+          ns = (*row.intercept_us - *row.native_us) * 1e3;
+      char text[48];
+      std::snprintf(text, sizeof text, " (%+.1f ns a call)", ns);
+      out += "    intercept overhead: largest " + at(*worst, format_signed_pct) + text + "\n";
+    }
     if (const auto worst = extreme(&Row::canopy_over_openmpi, true))
       out += "    canopy / openmpi: worst " + at(*worst, format_ratio) + "\n";
     if (const auto worst = extreme(&Row::canopy_over_reference, true))

@@ -54,6 +54,9 @@ static void usage(FILE* out) {
           "                   very first call, no warm-up (a program whose counts vary, as a\n"
           "                   plan cache per count would see it). Its RESULT line's bytes are\n"
           "                   the largest size and its times the mean per call.\n"
+          "  --from-first N   for each size: N back-to-back calls timed from the very first\n"
+          "                   call of that size, no warm-up (what a short job sees: planning\n"
+          "                   and auto's trials included); the times are the mean per call\n"
           "  --help           this text\n"
           "\n"
           "example:\n"
@@ -70,7 +73,8 @@ typedef struct {
   int warmup, min_calls;
   double seconds, batch_ms;
   int root, rotate_root, reference;
-  long varying; /* > 0: calls of varying counts (--varying) */
+  long varying;    /* > 0: calls of varying counts (--varying) */
+  long from_first; /* > 0: calls per size timed from the first one (--from-first) */
 } Options;
 
 typedef struct {
@@ -215,6 +219,16 @@ static double measure_varying(const Options* o, Bench* b, int is_reduce, int max
   return slowest / (double)calls * 1e6;
 }
 
+/* --from-first: `calls` back-to-back calls of one size, timed from the first one (no
+ * warm-up); the slowest rank's mean time per call in microseconds. */
+static double measure_from_first(const Options* o, Bench* b, int is_reduce, int count, long calls) {
+  b->calls = 0;
+  polite_barrier();
+  const double t0 = MPI_Wtime();
+  for (long i = 0; i < calls; ++i) call(o, b, is_reduce, count);
+  return polite_max(MPI_Wtime() - t0) / (double)calls * 1e6;
+}
+
 /* Rank 0 alone: the median of `reps` times of one memcpy plus one MPI_Reduce_local. */
 static double reference_us(int count) {
   enum { kReps = 21 };
@@ -247,6 +261,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
                                     {"rotate-root", no_argument, 0, 'R'},
                                     {"reference", no_argument, 0, 'f'},
                                     {"varying", required_argument, 0, 'v'},
+                                    {"from-first", required_argument, 0, 'F'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
   *o = (Options){.reduce = 1, .bcast = 1, .warmup = 20, .min_calls = 300, .seconds = 1, .batch_ms = 5};
@@ -282,9 +297,13 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         }
         break;
       }
-      case 'w': case 'n': case 'r': case 'v': {
+      case 'w': case 'n': case 'r': case 'v': case 'F': {
         const long v = strtol(optarg, &end, 10);
-        const char* name = c == 'w' ? "--warmup" : c == 'n' ? "--min-calls" : c == 'r' ? "--root" : "--varying";
+        const char* name = c == 'w'   ? "--warmup"
+                           : c == 'n' ? "--min-calls"
+                           : c == 'r' ? "--root"
+                           : c == 'v' ? "--varying"
+                                      : "--from-first";
         if (*end || end == optarg || v < 0 || v > 1000000) {
           if (rank == 0) fprintf(stderr, "canopy-bench: %s '%s': allowed: an integer in [0, 1000000]\n", name, optarg);
           return 2;
@@ -292,6 +311,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         if (c == 'w') o->warmup = (int)v;
         else if (c == 'n') o->min_calls = (int)v;
         else if (c == 'v') o->varying = v;
+        else if (c == 'F') o->from_first = v;
         else o->root = (int)v;
         break;
       }
@@ -372,7 +392,12 @@ int main(int argc, char** argv) {
       const int count = (int)(o.sizes[i] / 8);
       double median_us = 0, fastest_us = 0;
       long calls = 0;
-      measure(&o, &b, is_reduce, count, &median_us, &fastest_us, &calls);
+      if (o.from_first > 0) {
+        median_us = fastest_us = measure_from_first(&o, &b, is_reduce, count, o.from_first);
+        calls = o.from_first;
+      } else {
+        measure(&o, &b, is_reduce, count, &median_us, &fastest_us, &calls);
+      }
       wrong += checked_call(&o, &b, is_reduce, count);
       if (b.rank == 0) {
         printf("RESULT %s %ld %.4f %ld %.4f\n", is_reduce ? "MPI_Reduce" : "MPI_Bcast", o.sizes[i], median_us, calls,
