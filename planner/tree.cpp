@@ -51,7 +51,10 @@ std::int64_t complete_binary_left_size(std::int64_t n) {
 
 TreeLinks links_of(const Tree& tree, int rank) { return {tree.parent[rank], tree.children[rank]}; }
 
-Schedule blank_schedule(const Problem& p, const std::string& algorithm) {
+namespace {
+
+// The frame of a schedule holding `view_rank`'s steps (-1: every rank's).
+Schedule frame(const Problem& p, const std::string& algorithm, int view_rank) {
   check_problem(p);
   Schedule s;
   s.collective = p.collective;
@@ -62,28 +65,22 @@ Schedule blank_schedule(const Problem& p, const std::string& algorithm) {
   s.element_bytes = p.element_bytes;
   s.commutative = p.commutative;
   s.segments = problem_segments(p);
-  s.steps.assign(p.nranks, {});
-  s.slots.assign(p.nranks, 0);
+  const int held = view_rank < 0 ? p.nranks : 1;
+  s.steps.assign(held, {});
+  s.slots.assign(held, 0);
+  s.view_rank = view_rank;
   return s;
 }
+
+}  // namespace
+
+Schedule blank_schedule(const Problem& p, const std::string& algorithm) { return frame(p, algorithm, -1); }
 
 Schedule blank_view(const Problem& p, const std::string& algorithm, int rank) {
   check_problem(p);
   if (rank < 0 || rank >= p.nranks)
     throw PlanError("rank " + std::to_string(rank) + " is outside 0.." + std::to_string(p.nranks - 1));
-  Schedule s;
-  s.collective = p.collective;
-  s.algorithm = algorithm;
-  s.nranks = p.nranks;
-  s.root = p.root;
-  s.count = p.count;
-  s.element_bytes = p.element_bytes;
-  s.commutative = p.commutative;
-  s.segments = problem_segments(p);
-  s.steps.assign(1, {});
-  s.slots.assign(1, 0);
-  s.view_rank = rank;
-  return s;
+  return frame(p, algorithm, rank);
 }
 
 namespace {
