@@ -115,7 +115,7 @@ const std::vector<SettingSpec>& setting_specs() {
       {"CANOPY_AUTO_TRIALS", "integer", "2", "an integer from 0 to 100",
        "With auto: measured rounds of back-to-back calls of native MPI, the model's best schedule and those it "
        "prices within 2x of it (the best with 4x larger segments when it has 8 or more); native stays unless a "
-       "schedule is 3% faster; 0 trusts the model alone",
+       "schedule is 10% faster; 0 trusts the model alone",
        "CANOPY_AUTO_TRIALS=0"},
       {"CANOPY_AUTO_NATIVE_BELOW", "seconds", "5e-6", "a number of seconds from 0 to 1",
        "With auto, where native MPI may compete: calls whose best schedule the model prices under this keep "
