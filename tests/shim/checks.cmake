@@ -135,7 +135,7 @@ add_test(NAME "mpi preload: bad rule in CANOPY_CONFIG"
 set_tests_properties("mpi preload: bad rule in CANOPY_CONFIG" PROPERTIES
                      ENVIRONMENT "CANOPY_CONFIG=${shim_tests}/bad_rule_config.json" LABELS "mpi;preload" TIMEOUT 120)
 # ---- robustness: fallback reasons, fault injection, threads, CANOPY_VERIFY, memory ----
-foreach(prog fallbacks threads mismatch soak varying_counts)
+foreach(prog fallbacks threads mismatch soak varying_counts native_shortcut)
   add_executable(${prog} ${shim_tests}/${prog}.c ${shim_tests}/canopy_check.h)
   set_target_properties(${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
   target_compile_definitions(${prog} PRIVATE _GNU_SOURCE)
@@ -169,6 +169,15 @@ fallback_case("fault invalid-schedule" validator-rejected 6 6 reduce:validator-r
 fallback_case("algorithm native" algorithm-native 1 1 reduce:algorithm-native
               CANOPY_LOG_LEVEL=info CANOPY_REDUCE_ALGO=native)
 fallback_case("disabled" disabled 2 2 reduce:disabled,bcast:disabled CANOPY_LOG_LEVEL=info CANOPY_ENABLE=0)
+# Two ranks on this machine's two cores (native MPI competes): by default auto keeps
+# native MPI, with no trial, for calls the model prices under 5 us, and counts them
+# (logged once per rank and collective at debug level).
+add_test(NAME "mpi preload: fallbacks np2 auto keeps native below the threshold"
+         COMMAND ${expect} 4 4 "native MPI runs: .*\\[auto-below-threshold\\]" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:fallbacks>
+                 --expect=reduce:auto-below-threshold,bcast:auto-below-threshold)
+set_tests_properties("mpi preload: fallbacks np2 auto keeps native below the threshold" PROPERTIES
+                     ENVIRONMENT "CANOPY_LOG_LEVEL=debug" LABELS "mpi;preload" TIMEOUT 120)
 # The fault tests also print the planner's own warning (once per call kind, rank 0).
 add_test(NAME "mpi preload: fallbacks np3 fault planner-error warns"
          COMMAND ${expect} 1 1000 "planning failed \\(injected by CANOPY_FAULT=planner-error\\); native MPI runs" --
@@ -227,6 +236,12 @@ endforeach()
 # after the warm-up stays under 2 MiB, freed communicators release Canopy's state.
 canopy_add_mpi_test(NAME "mpi native: soak np2" TARGET soak NP 2 TIMEOUT 300)
 canopy_add_mpi_test(NAME "mpi preload: soak np2" TARGET soak NP 2 PRELOAD TIMEOUT 300)
+# auto's defaults on two ranks: small calls stay native below the threshold and repeat
+# through the shortcut past Canopy's lookups, while side communicators are freed and
+# replaced under it (their handles reused), and other calls evict nothing they point to.
+canopy_add_mpi_test(NAME "mpi native: native shortcut np2" TARGET native_shortcut NP 2)
+canopy_add_mpi_test(NAME "mpi preload: native shortcut np2" TARGET native_shortcut NP 2 PRELOAD
+                    ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPYTEST_EXPECT_INTERCEPT=0)
 
 # 600 calls of each collective over nearly as many distinct counts (up to 800 KB), at
 # rotating roots: right results, and with Canopy a plan per size class (a few dozen

@@ -1,0 +1,76 @@
+/* native_shortcut: the same small MPI_Reduce and MPI_Bcast over and over, which auto
+ * keeps native and then runs through its shortcut past Canopy's lookups, on
+ * MPI_COMM_WORLD and on side communicators freed and re-created every few calls (MPI
+ * hands their handles out again), interleaved with calls of other sizes and
+ * datatypes that make plans of their own. Every result is checked. With Canopy
+ * preloaded, the calls must have been counted under auto-below-threshold on every
+ * rank (canopy_fallback_count). Options: --seed=N, --iterations=N (default 2000).
+ */
+#include "canopy_check.h"
+
+static int value(int rank, long it, int i) { return (int)((rank * 131 + it * 7 + i) % 1000); }
+
+/* One reduce and one bcast of n ints at root, checked. */
+static void pair(MPI_Comm comm, long it, int n, int root) {
+  int rank, size, send[64], recv[64];
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  for (int i = 0; i < n; i++) send[i] = value(rank, it, i), recv[i] = -1;
+  MPI_Reduce(send, recv, n, MPI_INT, MPI_SUM, root, comm);
+  if (rank == root)
+    for (int i = 0; i < n; i++) {
+      int want = 0;
+      for (int r = 0; r < size; r++) want += value(r, it, i);
+      ct_check(recv[i] == want, "iteration %ld: reduce of %d ints at root %d wrong at %d", it, n, root, i);
+    }
+  for (int i = 0; i < n; i++) recv[i] = rank == root ? value(root, it, i) : -1;
+  MPI_Bcast(recv, n, MPI_INT, root, comm);
+  for (int i = 0; i < n; i++)
+    ct_check(recv[i] == value(root, it, i), "iteration %ld: bcast of %d ints from root %d wrong at %d", it, n, root, i);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  ct_init("native_shortcut", ct_seed_from(argc, argv, 11));
+  long iterations = 2000;
+  for (int i = 1; i < argc; i++)
+    if (strncmp(argv[i], "--iterations=", 13) == 0) iterations = atol(argv[i] + 13);
+  MPI_Comm side = MPI_COMM_NULL;
+  for (long it = 0; it < iterations; it++) {
+    if (it % 50 == 0) {
+      if (side != MPI_COMM_NULL) MPI_Comm_free(&side);
+      if ((it / 50) % 2 == 0) MPI_Comm_dup(MPI_COMM_WORLD, &side);
+      else MPI_Comm_split(MPI_COMM_WORLD, 0, -ct.rank, &side);
+    }
+    ct_context("iteration %ld", it);
+    pair(MPI_COMM_WORLD, it, 4, 0);                  /* the repeated call */
+    pair(side, it, 4, 0);                            /* repeated on a communicator that comes and goes */
+    if (it % 7 == 0) pair(MPI_COMM_WORLD, it, 1 + (int)(it % 64), (int)(it % ct.size));  /* other plans */
+    if (it % 11 == 0) {                              /* a user datatype: no shortcut for it */
+      MPI_Datatype two;
+      MPI_Type_contiguous(2, MPI_INT, &two);
+      MPI_Type_commit(&two);
+      int buf[8];
+      for (int i = 0; i < 8; i++) buf[i] = ct.rank == 0 ? value(0, it, i) : -1;
+      MPI_Bcast(buf, 4, two, 0, MPI_COMM_WORLD);
+      for (int i = 0; i < 8; i++)
+        ct_check(buf[i] == value(0, it, i), "iteration %ld: bcast of a contiguous type wrong at %d", it, i);
+      MPI_Type_free(&two);
+    }
+  }
+  MPI_Comm_free(&side);
+  long (*counted)(const char *, const char *) =
+      (long (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "canopy_fallback_count");
+  if (counted) {
+    ct_context("counts");
+    const long reduce = counted("reduce", "auto-below-threshold"), bcast = counted("bcast", "auto-below-threshold");
+    ct_check(reduce >= iterations && bcast >= iterations,
+             "calls kept native below the threshold: %ld reduces, %ld bcasts, want at least %ld each", reduce, bcast,
+             iterations);
+    if (ct.rank == 0)
+      printf("native_shortcut: %ld reduces and %ld bcasts kept native below the threshold on rank 0\n", reduce, bcast);
+  }
+  const int status = ct_finish();
+  MPI_Finalize();
+  return status;
+}
