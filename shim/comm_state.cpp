@@ -567,9 +567,11 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
   std::vector<double> agreed = plan.trials.round_means();
   const std::vector<int> live = plan.trials.live();
   if (!agree_max(agreed)) {
-    // Without agreement the ranks could diverge: every rank gets the same error from a
-    // collective that failed, so every rank keeps the first live candidate alike.
-    agreed.assign(live.size(), 0.0);
+    // The agreement failed (MPI returned an error): native MPI wins if it is in the
+    // running, else the first candidate, without further trials.
+    agreed.assign(live.size(), 1.0);
+    for (std::size_t i = 0; i < live.size(); ++i)
+      if (plan.candidates[live[i]].native || (i == 0 && !plan.candidates[live.back()].native)) agreed[i] = 0.25;
   }
   Runtime& rt = runtime();
   if (rank_ == 0 && rt.log->should_log(spdlog::level::debug)) {
