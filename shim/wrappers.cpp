@@ -8,23 +8,36 @@
 #include "shim/collectives.h"
 #include "shim/comm_state.h"
 #include "shim/export.h"
+#include "shim/finalize_progress.h"
 #include "shim/runtime.h"
 
 CANOPY_EXPORT int MPI_Init(int* argc, char*** argv) {
+  canopy::shim::finalize_progress_init_begin();
   const int err = PMPI_Init(argc, argv);
+  canopy::shim::finalize_progress_init_end();
   if (err == MPI_SUCCESS) canopy::shim::initialize(MPI_THREAD_SINGLE);
   return err;
 }
 
 CANOPY_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  canopy::shim::finalize_progress_init_begin();
   const int err = PMPI_Init_thread(argc, argv, required, provided);
+  canopy::shim::finalize_progress_init_end();
   if (err == MPI_SUCCESS) canopy::shim::initialize(*provided);
   return err;
 }
 
 CANOPY_EXPORT int MPI_Finalize(void) {
   canopy::shim::finalize();
-  return PMPI_Finalize();
+  auto& rt = canopy::shim::runtime();
+  canopy::shim::finalize_progress_arm(rt.settings.finalize_progress);
+  const int err = PMPI_Finalize();
+  const canopy::shim::FinalizeHelperStats helped = canopy::shim::finalize_progress_disarm();
+  if (rt.log && helped.ran)
+    rt.log->debug("MPI_Finalize: kept {} UCX worker(s) progressing while MPICH closed its connections "
+                  "({} progress calls, {} with something to do)",
+                  helped.workers, helped.calls, helped.busy);
+  return err;
 }
 
 CANOPY_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
