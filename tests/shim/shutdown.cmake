@@ -24,3 +24,38 @@ if(CANOPY_MPI STREQUAL "mpich")
   set_tests_properties("mpi preload: finalize over tcp, a late rank: MPICH hangs, Canopy ends" PROPERTIES
                        LABELS "mpi;preload" TIMEOUT 180 PROCESSORS 4)
 endif()
+
+# Another PMPI tool preloaded beside Canopy (tests/shim/pmpi_counter.c): results stay
+# right in either order, and each sees what stacking.c's header says (the program
+# checks the counts itself; the counter's own line at MPI_Finalize shows it ran there).
+add_library(pmpi_counter SHARED ${shim_tests}/pmpi_counter.c)
+target_link_libraries(pmpi_counter PRIVATE MPI::MPI_C)
+set_target_properties(pmpi_counter PROPERTIES C_VISIBILITY_PRESET hidden)
+add_executable(stacking ${shim_tests}/stacking.c ${shim_tests}/canopy_check.h)
+set_target_properties(stacking PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_definitions(stacking PRIVATE _GNU_SOURCE)
+target_link_libraries(stacking PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
+set(asan_first "")
+if(CANOPY_ASAN_RUNTIME)
+  set(asan_first "${CANOPY_ASAN_RUNTIME}:")
+endif()
+set(stack_counter "${asan_first}$<TARGET_FILE:pmpi_counter>")
+set(stack_counter-first "${asan_first}$<TARGET_FILE:pmpi_counter>:$<TARGET_FILE:canopy>")
+set(stack_canopy-first "${CANOPY_TEST_PRELOAD}:$<TARGET_FILE:pmpi_counter>")
+# Each order's counter line (rank 0's: mpiexec may run the ranks' last lines together):
+# the calls that reached it (20 rounds on each of 3 ranks).
+set(line_counter "MPI_Init 1, MPI_Reduce 20, MPI_Bcast 20, MPI_Send 20, MPI_Recv 20, MPI_Isend 0, MPI_Irecv 0, MPI_Finalize 1")
+set(line_counter-first "${line_counter}")
+set(line_canopy-first "MPI_Init 1, MPI_Reduce 0, MPI_Bcast 0, MPI_Send 20, MPI_Recv 20, MPI_Isend 0, MPI_Irecv 0, MPI_Finalize 1")
+foreach(order counter counter-first canopy-first)
+  if(CANOPY_MPI STREQUAL "openmpi")
+    set(preload_args -x "LD_PRELOAD=${stack_${order}}")
+  else()
+    set(preload_args -genv LD_PRELOAD "${stack_${order}}")
+  endif()
+  add_test(NAME "mpi preload: stacking with another PMPI tool, ${order}"
+           COMMAND ${expect} 1 1 "pmpi_counter: rank 0: ${line_${order}}" --
+                   ${MPIEXEC_EXECUTABLE} ${preload_args} -n 3 $<TARGET_FILE:stacking> --order=${order})
+  set_tests_properties("mpi preload: stacking with another PMPI tool, ${order}" PROPERTIES
+                       LABELS "mpi;preload" TIMEOUT 120 PROCESSORS 3)
+endforeach()
