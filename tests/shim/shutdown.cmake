@@ -59,3 +59,25 @@ foreach(order counter counter-first canopy-first)
   set_tests_properties("mpi preload: stacking with another PMPI tool, ${order}" PROPERTIES
                        LABELS "mpi;preload" TIMEOUT 120 PROCESSORS 3)
 endforeach()
+
+# MPI_Abort from one rank, and a rank killed with SIGKILL, while the others wait for it
+# inside a collective: the job ends as it does natively (same exit status, within 60 s).
+# With MPICH also over UCX tcp, where the survivors' connections to the dead rank break.
+add_executable(abort_kill ${shim_tests}/abort_kill.c ${shim_tests}/canopy_check.h)
+set_target_properties(abort_kill PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_definitions(abort_kill PRIVATE _GNU_SOURCE)
+target_link_libraries(abort_kill PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
+# job_end_case(<transport> <np> [launcher arguments...])
+function(job_end_case transport np)
+  foreach(mode abort kill)
+    set(name "mpi preload: ${mode} a rank mid-collective, ${transport}, np${np}: the job ends as natively")
+    add_test(NAME "${name}"
+             COMMAND ${shim_tests}/job_end.sh 60 ${CANOPY_MPI} ${CANOPY_TEST_PRELOAD} ${MPIEXEC_EXECUTABLE}
+                     ${ARGN} -n ${np} $<TARGET_FILE:abort_kill> --mode=${mode} --victim=1 --at=5)
+    set_tests_properties("${name}" PROPERTIES LABELS "mpi;preload" TIMEOUT 180 PROCESSORS ${np})
+  endforeach()
+endfunction()
+job_end_case("shared memory" 3)
+if(CANOPY_MPI STREQUAL "mpich")
+  job_end_case(tcp 4 -genv UCX_TLS tcp,self)
+endif()
