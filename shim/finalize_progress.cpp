@@ -62,8 +62,14 @@ std::atomic<bool> stop{false};
 // Recursive: UCX may call its own exported functions (through the ones below) while
 // MPICH's call holds the lock.
 std::recursive_mutex lock;
-std::thread helper;
+// Never destroyed: a process that exits inside PMPI_Finalize (an MPI error path) would
+// otherwise destroy a joinable std::thread at exit, which terminates it.
+std::thread& helper() {
+  static std::thread* const thread = new std::thread();
+  return *thread;
+}
 std::atomic<long> helper_calls{0}, helper_busy{0};
+std::atomic<int> helped_workers{0};  // how many workers the helper progressed
 
 // How long the helper rests after a progress call that found nothing to do. It only has
 // to answer handshakes, and resting leaves the core to the ranks still closing (on an
@@ -87,14 +93,15 @@ void help() {
 void start_helper() {
   if (active.load() || worker_count.load() == 0) return;
   stop.store(false);
+  helped_workers.store(worker_count.load());
   active.store(true, std::memory_order_release);  // from here MPICH's UCX calls lock
-  helper = std::thread(help);
+  helper() = std::thread(help);
 }
 
 void stop_helper() {
   if (!active.load(std::memory_order_acquire)) return;
   stop.store(true, std::memory_order_release);
-  if (helper.joinable()) helper.join();
+  if (helper().joinable()) helper().join();
   active.store(false, std::memory_order_release);
 }
 
@@ -114,6 +121,7 @@ void finalize_progress_init_end() { in_init.store(false); }
 void finalize_progress_arm(bool enabled) {
   helper_calls.store(0);
   helper_busy.store(0);
+  helped_workers.store(0);
   armed.store(enabled);
 }
 
@@ -121,7 +129,7 @@ FinalizeHelperStats finalize_progress_disarm() {
   armed.store(false);
   const bool ran = active.load();
   stop_helper();
-  return {ran || helper_calls.load() > 0, helper_calls.load(), helper_busy.load(), worker_count.load()};
+  return {ran || helper_calls.load() > 0, helper_calls.load(), helper_busy.load(), helped_workers.load()};
 }
 
 bool finalize_progress_available() { return true; }

@@ -68,11 +68,19 @@ if [ "$reproduce" = 1 ]; then
     fail "without its helper, Canopy did not hang in MPI_Finalize either: the helper is not shown to matter"
   fi
 fi
-echo "3. Canopy, rank 0 late (5 runs), then the issue's program (2 runs):"
+echo "3. Canopy, rank 0 late (5 runs, the first with CANOPY_LOG_LEVEL=debug), then the issue's program (2 runs):"
 ended=0
 for i in 1 2 3 4 5; do
-  run -genv LD_PRELOAD "$preload" -- "${late[@]}"
+  debug=()
+  [ "$i" = 1 ] && debug=(-genv CANOPY_LOG_LEVEL debug)
+  run -genv LD_PRELOAD "$preload" "${debug[@]}" -- "${late[@]}"
   [ "$outcome" = ended ] && ended=$((ended + 1))
+  if [ "$i" = 1 ]; then
+    # Each rank says its helper kept MPICH's worker progressing during MPI_Finalize.
+    helped=$(grep -cE '^canopy\[[0-9]+\] debug: MPI_Finalize: kept [1-9][0-9]* UCX worker\(s\) progressing' "$out")
+    grep -E 'MPI_Finalize: kept' "$out" | head -$np
+    [ "$helped" = $np ] || fail "$helped of $np ranks said their helper kept UCX progressing in MPI_Finalize"
+  fi
 done
 [ "$ended" = 5 ] || fail "with Canopy, $ended of 5 runs with a late rank 0 ended"
 ended=0
