@@ -160,6 +160,11 @@ const std::vector<SettingSpec>& setting_specs() {
        "Size of the probe message whose one-way time between two nodes is their distance for "
        "CANOPY_TOPOLOGY=auto (large enough that bandwidth, not only latency, tells sites apart)",
        "CANOPY_PROBE_BYTES=1048576"},
+      {"CANOPY_FINALIZE_PROGRESS", "boolean", "1", "1, 0, true, false, on, off, yes, no",
+       "With MPICH over UCX: a helper thread keeps UCX progressing while MPI_Finalize waits for the other "
+       "ranks, so a rank still closing its connections gets its peers' answers (MPICH 4.0.x otherwise hangs "
+       "there over tcp, pmodels/mpich#6596); independent of CANOPY_ENABLE, since it changes no call",
+       "CANOPY_FINALIZE_PROGRESS=0"},
   };
   return specs;
 }
@@ -213,6 +218,13 @@ ParseResult parse_settings(const Environment& env) {
     if (!parse_boolean(*v, s.timing)) {
       s.timing = false;
       bad("CANOPY_TIMING", *v, "1, 0, true, false, on, off, yes, no", "no timing");
+    }
+  }
+  if (const auto* v = find("CANOPY_FINALIZE_PROGRESS")) {
+    if (!parse_boolean(*v, s.finalize_progress)) {
+      s.finalize_progress = true;
+      bad("CANOPY_FINALIZE_PROGRESS", *v, "1, 0, true, false, on, off, yes, no",
+          "MPI_Finalize keeps UCX progressing (the default)");
     }
   }
   if (const auto* v = find("CANOPY_REPORT")) s.report = *v;
@@ -355,8 +367,9 @@ std::uint64_t fingerprint(const Environment& env) {
   };
   const auto& specs = setting_specs();
   for (const auto& [k, v] : env) {
-    // Settings a rank may legitimately differ in: where it logs and how verbosely.
-    if (k == "CANOPY_SCHEDULE_LOG" || k == "CANOPY_LOG_LEVEL") continue;
+    // Settings a rank may legitimately differ in: where it logs and how verbosely, and
+    // whether its MPI_Finalize keeps UCX progressing (that sends nothing of Canopy's).
+    if (k == "CANOPY_SCHEDULE_LOG" || k == "CANOPY_LOG_LEVEL" || k == "CANOPY_FINALIZE_PROGRESS") continue;
     if (std::none_of(specs.begin(), specs.end(), [&key = k](const SettingSpec& s) { return s.name == key; })) continue;
     mix(k + "=" + v + "\n");
   }

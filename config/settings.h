@@ -49,6 +49,9 @@ struct Settings {
   std::string topology = "auto";
   double rho = 0.2;                    // CANOPY_RHO: Lowekamp's clustering tolerance
   std::int64_t probe_bytes = 65536;    // CANOPY_PROBE_BYTES: message whose one-way time is a distance
+  // CANOPY_FINALIZE_PROGRESS: keep MPICH's UCX worker progressing while MPI_Finalize
+  // waits for the other ranks (shim/finalize_progress.h).
+  bool finalize_progress = true;
 };
 
 // One row of the spec table: what --list-settings and the README show.

@@ -1,5 +1,6 @@
 // The PMPI interposition layer: each wrapper is a few lines that hand over to the
 // shim. No exception crosses these extern "C" functions.
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <string>
@@ -8,23 +9,55 @@
 #include "shim/collectives.h"
 #include "shim/comm_state.h"
 #include "shim/export.h"
+#include "shim/finalize_progress.h"
 #include "shim/runtime.h"
 
+namespace {
+
+// The MPI_Init, MPI_Init_thread and MPI_Finalize that come after libcanopy.so: those of
+// another PMPI tool preloaded after it, else the MPI library's own (its MPI_X does what
+// PMPI_X does). Canopy only does its own set-up and tear-down around these three, so a
+// tool stacked after it still sees the application's MPI_Init and MPI_Finalize (and
+// can set up and report). Canopy's own messages keep going to PMPI_ directly.
+template <typename F>
+F* next_mpi(const char* name, F* pmpi) {
+  static_assert(sizeof(void*) == sizeof(F*), "function and object pointers differ in size");
+  void* found = dlsym(RTLD_NEXT, name);
+  return found ? reinterpret_cast<F*>(found) : pmpi;
+}
+
+}  // namespace
+
 CANOPY_EXPORT int MPI_Init(int* argc, char*** argv) {
-  const int err = PMPI_Init(argc, argv);
+  static auto* const next = next_mpi("MPI_Init", &PMPI_Init);
+  canopy::shim::finalize_progress_init_begin();
+  const int err = next(argc, argv);
+  canopy::shim::finalize_progress_init_end();
   if (err == MPI_SUCCESS) canopy::shim::initialize(MPI_THREAD_SINGLE);
   return err;
 }
 
 CANOPY_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int err = PMPI_Init_thread(argc, argv, required, provided);
+  static auto* const next = next_mpi("MPI_Init_thread", &PMPI_Init_thread);
+  canopy::shim::finalize_progress_init_begin();
+  const int err = next(argc, argv, required, provided);
+  canopy::shim::finalize_progress_init_end();
   if (err == MPI_SUCCESS) canopy::shim::initialize(*provided);
   return err;
 }
 
 CANOPY_EXPORT int MPI_Finalize(void) {
   canopy::shim::finalize();
-  return PMPI_Finalize();
+  auto& rt = canopy::shim::runtime();
+  canopy::shim::finalize_progress_arm(rt.settings.finalize_progress);
+  static auto* const next = next_mpi("MPI_Finalize", &PMPI_Finalize);
+  const int err = next();
+  const canopy::shim::FinalizeHelperStats helped = canopy::shim::finalize_progress_disarm();
+  if (rt.log && helped.ran)
+    rt.log->debug("MPI_Finalize: kept {} UCX worker(s) progressing while MPICH closed its connections "
+                  "({} progress calls, {} with something to do)",
+                  helped.workers, helped.calls, helped.busy);
+  return err;
 }
 
 CANOPY_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,

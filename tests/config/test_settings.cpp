@@ -199,3 +199,21 @@ TEST_CASE("settings: CANOPY_FAULT and CANOPY_VERIFY", "[config]") {
   CHECK(fingerprint({{"CANOPY_VERIFY", "1"}}) != fingerprint({}));
   CHECK(fingerprint({{"CANOPY_FAULT", "planner-error"}}) != fingerprint({}));
 }
+
+TEST_CASE("settings: CANOPY_FINALIZE_PROGRESS", "[config]") {
+  CHECK(parse_settings({}).settings.finalize_progress);
+  CHECK_FALSE(parse_settings({{"CANOPY_FINALIZE_PROGRESS", "0"}}).settings.finalize_progress);
+  CHECK(parse_settings({{"CANOPY_FINALIZE_PROGRESS", "on"}}).settings.finalize_progress);
+  // A bad value keeps the safe behaviour: MPI_Finalize that cannot hang on a peer.
+  const auto bad = parse_settings({{"CANOPY_FINALIZE_PROGRESS", "sometimes"}});
+  REQUIRE(bad.errors.size() == 1);
+  CHECK(bad.errors[0] ==
+        "CANOPY_FINALIZE_PROGRESS='sometimes' is not valid (allowed: 1, 0, true, false, on, off, yes, no); "
+        "MPI_Finalize keeps UCX progressing (the default)");
+  CHECK(bad.settings.finalize_progress);
+  // Rank-local (it sends nothing of Canopy's), so ranks may differ in it without
+  // switching Canopy off; CANOPY_ENABLE=0 leaves it on.
+  using canopy::config::fingerprint;
+  CHECK(fingerprint({{"CANOPY_FINALIZE_PROGRESS", "0"}}) == fingerprint({}));
+  CHECK(parse_settings({{"CANOPY_ENABLE", "0"}}).settings.finalize_progress);
+}
