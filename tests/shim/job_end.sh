@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Runs an MPI command natively and then with Canopy preloaded, and passes when both jobs
-# end within BOUND seconds with the same non-zero exit status (abort_kill.c: a rank
+# end within BOUND seconds with an exit status from STATUSES (abort_kill.c: a rank
 # calls MPI_Abort or is killed while the others wait for it in a collective): Canopy
 # must not keep the other ranks alive beyond what the launcher does natively. Prints
 # both statuses and durations.
 #
-# usage: job_end.sh BOUND mpich|openmpi PRELOAD MPIEXEC ARGS...
+# STATUSES is a comma-separated list because a launcher need not report one status for
+# one way of ending: MPICH's mpiexec ends a job whose rank was killed with status 9 or
+# 15, natively too (4 of 20 native runs of the tcp case gave 15; which one depends on
+# which ranks the launcher still had to stop), so two runs' statuses need not agree.
+#
+# usage: job_end.sh BOUND mpich|openmpi PRELOAD STATUSES MPIEXEC ARGS...
 set -uo pipefail
-[ $# -ge 5 ] || { echo "usage: $0 BOUND mpich|openmpi PRELOAD MPIEXEC ARGS..." >&2; exit 2; }
-bound=$1 flavor=$2 preload=$3 mpiexec=$4
-shift 4
+[ $# -ge 6 ] || { echo "usage: $0 BOUND mpich|openmpi PRELOAD STATUSES MPIEXEC ARGS..." >&2; exit 2; }
+bound=$1 flavor=$2 preload=$3 statuses=$4 mpiexec=$5
+shift 5
 case $flavor in
   mpich) preload_args=(-genv LD_PRELOAD "$preload") ;;
   openmpi) preload_args=(-x "LD_PRELOAD=$preload") ;;
@@ -40,6 +45,8 @@ native=$status
 run "with Canopy" "$mpiexec" "${preload_args[@]}" "$@"
 canopy=$status
 [ "$native" != 0 ] || { echo "FAILED: the native job ended with status 0: nothing ended it early"; failed=1; }
-[ "$canopy" = "$native" ] || { echo "FAILED: with Canopy the job ended with status $canopy, natively with $native"; failed=1; }
-[ "$failed" = 0 ] && echo "job_end: both jobs ended with status $native"
+expected() { [[ ",$statuses," == *",$1,"* ]]; }
+expected "$native" || { echo "FAILED: natively the job ended with status $native, not one of $statuses"; failed=1; }
+expected "$canopy" || { echo "FAILED: with Canopy the job ended with status $canopy, not one of $statuses (natively $native)"; failed=1; }
+[ "$failed" = 0 ] && echo "job_end: the jobs ended with status $native natively and $canopy with Canopy (expected: $statuses)"
 exit "$failed"
