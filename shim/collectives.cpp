@@ -243,6 +243,7 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   // CANOPY_LEARN: a few decided calls are timed and agreed on, for the model to learn.
   const bool learn_sample = !candidate.native && state.learning() && plan.sample_due();
   const bool timed = trial || sampled || learn_sample;
+  if (learn_sample) state.align_for_sample();
   const double start = timed ? PMPI_Wtime() : 0;
   int err = MPI_SUCCESS;
   if (candidate.native) {

@@ -533,6 +533,11 @@ void CommState::learn(const Candidate& c, double seconds) {
   model_ = planner::refit(runtime().model, samples_);
 }
 
+void CommState::align_for_sample() {
+  std::vector<double> nothing{0};
+  agree_max(nothing);
+}
+
 void CommState::sample_call(const Candidate& c, double seconds) {
   std::vector<double> slowest{seconds};
   if (agree_max(slowest)) learn(c, slowest[0]);
