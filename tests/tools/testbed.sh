@@ -16,8 +16,6 @@ testbed=$1 pingpong=$2 demo=$3 lib=$4
 . "$(dirname "${BASH_SOURCE[0]}")/testbed_common.sh"
 testbed_require_namespaces
 
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

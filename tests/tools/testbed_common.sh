@@ -18,3 +18,7 @@ testbed_require_namespaces() {
 testbed_leftovers() {
   (ip netns list | grep "canopy-tb-$1-"; ip -o link show | grep ": ctb$1-"; ls -d "/run/canopy-testbed/$1" 2> /dev/null) || true
 }
+
+# fail MESSAGE: counts a failed check and says which; the test exits with $failures.
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }

@@ -21,8 +21,6 @@ testbed=$1 program=$2 lib=$3 runs=${4:-20} bound=${5:-30}
 . "$(dirname "${BASH_SOURCE[0]}")/testbed_common.sh"
 testbed_require_namespaces
 
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
