@@ -21,6 +21,7 @@ namespace {
 const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
 const char* const kFaults[] = {"none", "planner-error", "invalid-schedule"};
 const char* const kTopologyAllowed = "auto, none, or a path to a JSON topology file";
+const char* const kBooleanAllowed = "1, 0, true, false, on, off, yes, no";
 // 64 MiB: a probe that large already takes over a second on a 500 Mbit/s link.
 constexpr long long kMaxProbeBytes = 64ll * 1024 * 1024;
 
@@ -91,7 +92,7 @@ std::string resolve_model(const std::string& value, std::string& error) {
 
 const std::vector<SettingSpec>& setting_specs() {
   static const std::vector<SettingSpec> specs = {
-      {"CANOPY_ENABLE", "boolean", "1", "1, 0, true, false, on, off, yes, no",
+      {"CANOPY_ENABLE", "boolean", "1", kBooleanAllowed,
        "Master switch; 0 passes every call to native MPI", "CANOPY_ENABLE=0"},
       {"CANOPY_REDUCE_ALGO", "name", "auto", algorithm_choices(planner::Collective::Reduce),
        "MPI_Reduce algorithm; auto picks the cheapest predicted by the cost model", "CANOPY_REDUCE_ALGO=binomial"},
@@ -121,7 +122,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "With auto, where native MPI may compete: calls whose best schedule the model prices under this keep "
        "native MPI with no trial (and the shortcut past Canopy's lookups); 0 trials every size",
        "CANOPY_AUTO_NATIVE_BELOW=0"},
-      {"CANOPY_LEARN", "boolean", "1", "1, 0, true, false, on, off, yes, no",
+      {"CANOPY_LEARN", "boolean", "1", kBooleanAllowed,
        "Refit the cost model's alpha, beta, gamma and copy, per communicator, from the times of Canopy's own "
        "calls that the ranks agree on (trial rounds, and a sample every so many calls)",
        "CANOPY_LEARN=0"},
@@ -129,7 +130,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "Settings file: the CANOPY_* keys above plus \"rules\" that force an algorithm or segment size by "
        "collective, message size and communicator size; the environment overrides the file",
        "CANOPY_CONFIG=$HOME/canopy.json"},
-      {"CANOPY_TIMING", "boolean", "0", "1, 0, true, false, on, off, yes, no",
+      {"CANOPY_TIMING", "boolean", "0", kBooleanAllowed,
        "Time every call Canopy handles; the schedule log then gets min/mean/max per schedule at MPI_Finalize",
        "CANOPY_TIMING=1"},
       {"CANOPY_REPORT", "path", "none", "a writable file path",
@@ -142,7 +143,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "Testing only: planner-error makes the planner fail and invalid-schedule corrupts every schedule so "
        "the validator rejects it; either way native MPI runs, with the reason counted and logged",
        "CANOPY_FAULT=planner-error"},
-      {"CANOPY_VERIFY", "boolean", "0", "1, 0, true, false, on, off, yes, no",
+      {"CANOPY_VERIFY", "boolean", "0", kBooleanAllowed,
        "Before each call the ranks compare a hash of its arguments and plan (one 16-byte MPI_Allreduce per "
        "call); on a mismatch every rank logs an error and returns MPI_ERR_ARG through the communicator's "
        "error handler instead of hanging",
@@ -160,7 +161,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "Size of the probe message whose one-way time between two nodes is their distance for "
        "CANOPY_TOPOLOGY=auto (large enough that bandwidth, not only latency, tells sites apart)",
        "CANOPY_PROBE_BYTES=1048576"},
-      {"CANOPY_FINALIZE_PROGRESS", "boolean", "1", "1, 0, true, false, on, off, yes, no",
+      {"CANOPY_FINALIZE_PROGRESS", "boolean", "1", kBooleanAllowed,
        "With MPICH over UCX: a helper thread keeps UCX progressing while MPI_Finalize waits for the other "
        "ranks, so a rank still closing its connections gets its peers' answers (MPICH 4.0.x otherwise hangs "
        "there over tcp, pmodels/mpich#6596); independent of CANOPY_ENABLE, since it changes no call",
@@ -207,26 +208,18 @@ ParseResult parse_settings(const Environment& env) {
     auto it = effective.find(name);
     return it == effective.end() ? nullptr : &it->second;
   };
+  // A boolean setting: a bad value leaves `fallback` and says `consequence`.
+  auto boolean = [&](const char* name, bool& field, bool fallback, const char* consequence) {
+    const auto* v = find(name);
+    if (v && !parse_boolean(*v, field)) {
+      field = fallback;
+      bad(name, *v, kBooleanAllowed, consequence);
+    }
+  };
 
-  if (const auto* v = find("CANOPY_ENABLE")) {
-    if (!parse_boolean(*v, s.enable)) {
-      s.enable = false;
-      bad("CANOPY_ENABLE", *v, "1, 0, true, false, on, off, yes, no", "Canopy is disabled, native MPI runs");
-    }
-  }
-  if (const auto* v = find("CANOPY_TIMING")) {
-    if (!parse_boolean(*v, s.timing)) {
-      s.timing = false;
-      bad("CANOPY_TIMING", *v, "1, 0, true, false, on, off, yes, no", "no timing");
-    }
-  }
-  if (const auto* v = find("CANOPY_FINALIZE_PROGRESS")) {
-    if (!parse_boolean(*v, s.finalize_progress)) {
-      s.finalize_progress = true;
-      bad("CANOPY_FINALIZE_PROGRESS", *v, "1, 0, true, false, on, off, yes, no",
-          "MPI_Finalize keeps UCX progressing (the default)");
-    }
-  }
+  boolean("CANOPY_ENABLE", s.enable, false, "Canopy is disabled, native MPI runs");
+  boolean("CANOPY_TIMING", s.timing, false, "no timing");
+  boolean("CANOPY_FINALIZE_PROGRESS", s.finalize_progress, true, "MPI_Finalize keeps UCX progressing (the default)");
   if (const auto* v = find("CANOPY_REPORT")) s.report = *v;
   if (const auto* v = find("CANOPY_REPORT_FORMAT")) {
     if (*v == "text" || *v == "json") s.report_format = *v;
@@ -280,12 +273,7 @@ ParseResult parse_settings(const Environment& env) {
     else
       s.auto_native_below = x;
   }
-  if (const auto* v = find("CANOPY_LEARN")) {
-    if (!parse_boolean(*v, s.learn)) {
-      s.learn = true;
-      bad("CANOPY_LEARN", *v, "1, 0, true, false, on, off, yes, no", "learning");
-    }
-  }
+  boolean("CANOPY_LEARN", s.learn, true, "learning");
   if (const auto* v = find("CANOPY_LOG_LEVEL")) {
     if (std::find(std::begin(kLogLevels), std::end(kLogLevels), *v) != std::end(kLogLevels)) s.log_level = *v;
     else bad("CANOPY_LOG_LEVEL", *v, join({std::begin(kLogLevels), std::end(kLogLevels)}), "using warn");
@@ -295,12 +283,7 @@ ParseResult parse_settings(const Environment& env) {
     if (std::find(std::begin(kFaults), std::end(kFaults), *v) != std::end(kFaults)) s.fault = *v;
     else bad("CANOPY_FAULT", *v, join({std::begin(kFaults), std::end(kFaults)}), "no fault is injected");
   }
-  if (const auto* v = find("CANOPY_VERIFY")) {
-    if (!parse_boolean(*v, s.verify)) {
-      s.verify = false;
-      bad("CANOPY_VERIFY", *v, "1, 0, true, false, on, off, yes, no", "calls are not verified");
-    }
-  }
+  boolean("CANOPY_VERIFY", s.verify, false, "calls are not verified");
   if (const auto* v = find("CANOPY_TOPOLOGY")) {
     // A path is only read at MPI_Init (by world rank 0, which knows the ranks and nodes).
     if (v->empty()) bad("CANOPY_TOPOLOGY", *v, kTopologyAllowed, "no topology (as none)");
