@@ -342,6 +342,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   request.segment_bytes = choice.segment_bytes;
   const bool tune = request.algorithm == "auto" && rt.settings.auto_trials > 0;
   const bool rule_says_native = request.algorithm == "native";
+  const bool native_competes = tune && native_may_compete(key);
   if (!rule_says_native) try {
     // The model's best schedules (two when tuning, so a wrong model can be overruled),
     // each checked before it may run.
@@ -390,6 +391,17 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
       }
     }
     const double best_price = ranked.front().predicted;
+    // CANOPY_AUTO_NATIVE_BELOW (5 us by default): where native MPI may compete and the
+    // model prices the best schedule under it, native runs and nothing is built or
+    // trialled. Such calls are latency, where MPI's own short path is as good as a
+    // collective gets (two ranks here: 0.3-0.5 us for 8 B to 1 KiB natively, no Canopy
+    // schedule faster), and trials of calls this short measure the clock and the first
+    // calls' warm-up more than the calls (1 rank, 8 B: native measured 56 ns in trials,
+    // 21 ns after).
+    if (native_competes && best_price < rt.settings.auto_native_below) {
+      made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
+      wanted = 0;
+    }
     std::vector<std::vector<std::vector<planner::Step>>> kept_steps;  // of the candidates kept, where built whole
     for (const planner::Choice& pick : ranked) {
       if (made->candidates.size() == wanted) break;
@@ -419,7 +431,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
       if (learning) c.gradient = planner::price_gradient(problem, pick);
       made->candidates.push_back(std::move(c));
     }
-    if (made->candidates.empty()) {
+    if (made->candidates.empty() && wanted > 0) {
       made->native_why = FallbackReason::ValidatorRejected;
       throw planner::PlanError("every schedule failed validation");
     }
@@ -429,18 +441,6 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     made->native_reason = e.what();
   }
   int native_index = -1;
-  const bool native_competes = tune && native_may_compete(key);
-  // CANOPY_AUTO_NATIVE_BELOW (5 us by default): where native MPI may compete and the
-  // model prices the best schedule under it, native runs and nothing is trialled. Such
-  // calls are latency, where MPI's own short path is as good as a collective gets (two
-  // ranks here: 0.3-0.5 us for 8 B to 1 KiB natively, no Canopy schedule faster), and
-  // trials of calls this short measure the clock and the first calls' warm-up more
-  // than the calls (1 rank, 8 B: native measured 56 ns in trials, 21 ns after).
-  if (native_competes && !made->candidates.empty() &&
-      made->candidates.front().predicted < rt.settings.auto_native_below) {
-    made->candidates.clear();  // below the threshold: native alone (and the shortcut)
-    made->native_why = FallbackReason::AutoBelowThreshold;
-  }
   if (made->candidates.empty() || native_competes) {
     Candidate native;
     native.native = true;
