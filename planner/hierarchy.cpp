@@ -69,6 +69,10 @@ Problem level_problem(const Problem& problem, const std::vector<int>& ranks, int
   // makes every algorithm (scatter-allgather's blocks included) use exactly it.
   level.segment_counts = segment_counts_of(problem_segments(problem));
   if (problem.topology) level.topology = std::make_shared<const Topology>(restrict_topology(*problem.topology, ranks));
+  // The composition renumbers peers of messages only: a level plans without the
+  // staging ring (composing a node's ring under the network level is not built).
+  level.staging_entries = 0;
+  level.staging_entry_bytes = 0;
   return level;
 }
 
@@ -170,6 +174,7 @@ Request level_request(const Problem& problem, bool homogeneous_only) {
   Request request;
   request.segment_bytes = std::max<std::int64_t>(0, problem.segment_bytes);  // the layout is explicit anyway
   request.homogeneous_only = homogeneous_only;
+  request.composable_only = true;
   return request;
 }
 

@@ -38,6 +38,10 @@ struct Problem {
   // ranks. Null: every message follows `model`. Shared because candidates copy the
   // problem; never modified once planning starts.
   std::shared_ptr<const Topology> topology;
+  // The staging ring the shim can give this communicator (shim/staging.h): every rank on
+  // one node, CANOPY_SHM not off. 0 entries: none, and the shm-* algorithms decline.
+  int staging_entries = 0;
+  std::int64_t staging_entry_bytes = 0;
 
   std::int64_t bytes() const { return count * element_bytes; }
 };

@@ -20,6 +20,9 @@ Schedule plan_greedy_reducers_reduce(const Problem&);
 Schedule plan_binomial_strategy_reduce(const Problem&);
 Schedule plan_fibonacci_strategy_reduce(const Problem&);
 Schedule plan_snf_reduce(const Problem&);
+Schedule plan_reduce_scatter_gather_reduce(const Problem&);
+Schedule plan_shm_reduce_scatter_gather_reduce(const Problem&);
+Schedule plan_shm_bcast_bcast(const Problem&);
 
 // Rank views (Algorithm::view); algorithms without one are projected (plan_view).
 Schedule view_binomial_reduce(const Problem&, int rank);
@@ -36,6 +39,7 @@ Schedule view_flat_bcast(const Problem&, int rank);
 Schedule view_chain_bcast(const Problem&, int rank);
 Schedule view_binary_bcast(const Problem&, int rank);
 Schedule view_scatter_allgather_bcast(const Problem&, int rank);
+Schedule view_reduce_scatter_gather_reduce(const Problem&, int rank);
 
 // Topology-aware (Algorithm::topology_aware): algorithms/hierarchical.cpp, algorithms/grid.cpp.
 Schedule plan_hierarchical_reduce(const Problem&);
@@ -70,6 +74,7 @@ Price price_flat_bcast(const Problem&);
 Price price_chain_bcast(const Problem&);
 Price price_binary_bcast(const Problem&);
 Price price_scatter_allgather_bcast(const Problem&);
+Price price_reduce_scatter_gather_reduce(const Problem&);
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
@@ -98,6 +103,12 @@ const std::vector<Algorithm>& algorithms() {
       {"snf", Collective::Reduce, plan_snf_reduce,
        "Liu & Wang slowest node first, for ranks of different speeds; within 2x of optimal; commutative ops only",
        true},
+      {"reduce-scatter-gather", Collective::Reduce, plan_reduce_scatter_gather_reduce,
+       "Rabenseifner: every rank reduces a slice (pairwise exchange), then the root gathers them; rank-ordered",
+       false, view_reduce_scatter_gather_reduce, price_reduce_scatter_gather_reduce, false, false, false},
+      {"shm-reduce-scatter-gather", Collective::Reduce, plan_shm_reduce_scatter_gather_reduce,
+       "reduce-scatter-gather through the node's staging ring, reduced where staged; one node only; rank-ordered",
+       false, nullptr, nullptr, false, true, false},
       {"hierarchical", Collective::Reduce, plan_hierarchical_reduce,
        "one level between clusters (or nodes) and one inside each, composed and pipelined; commutative ops only", true},
       {"grid-flat", Collective::Reduce, plan_grid_flat_reduce,
@@ -121,6 +132,9 @@ const std::vector<Algorithm>& algorithms() {
       {"scatter-allgather", Collective::Bcast, plan_scatter_allgather_bcast,
        "van de Geijn: binomial scatter of p blocks, then a ring allgather", false, view_scatter_allgather_bcast,
        price_scatter_allgather_bcast},
+      {"shm-bcast", Collective::Bcast, plan_shm_bcast_bcast,
+       "the root stages each chunk once in the node's staging ring, every rank copies it out; one node only",
+       false, nullptr, nullptr, false, true},
       {"hierarchical", Collective::Bcast, plan_hierarchical_bcast,
        "one level between clusters (or nodes) and one inside each, composed and pipelined", true},
       {"grid-flat", Collective::Bcast, plan_grid_flat_bcast,

@@ -39,6 +39,13 @@ struct Algorithm {
   // kGlobalPlanningLimit ranks (select.h), where that alone would outlast the budget of
   // a plan. Forced by name, it still plans at any size.
   bool global = false;
+  // It moves data through the node's staging ring (schedule.h): it plans only problems
+  // that have one (Problem::staging_entries), and declines the others.
+  bool staged = false;
+  // Its reduce is a tree (every rank's partial result flows to one parent), which a
+  // level of a hierarchy must be for compose_hierarchy (hierarchy.h) to graft the
+  // groups onto it; reduce-scatter-gather is not.
+  bool composable = true;
 };
 
 const std::vector<Algorithm>& algorithms();

@@ -52,9 +52,36 @@ Step Step::copy(int segment) {
   return s;
 }
 
+Step Step::stage(int segment, int stage_number, int readers, Buffer from) {
+  Step s;
+  s.kind = StepKind::Stage;
+  s.segment = segment;
+  s.slot = stage_number;
+  s.readers = readers;
+  s.buffer = from;
+  return s;
+}
+
+Step Step::fetch(int writer, int segment, int stage_number) {
+  Step s;
+  s.kind = StepKind::Fetch;
+  s.peer = writer;
+  s.segment = segment;
+  s.slot = stage_number;
+  s.buffer = Buffer::Accumulator;
+  return s;
+}
+
+Step Step::fetch_reduce(int writer, int segment, int stage_number, bool incoming_is_left) {
+  Step s = fetch(writer, segment, stage_number);
+  s.kind = StepKind::FetchReduce;
+  s.incoming_is_left = incoming_is_left;
+  return s;
+}
+
 bool Step::operator==(const Step& o) const {
   return kind == o.kind && peer == o.peer && segment == o.segment && buffer == o.buffer &&
-         slot == o.slot && incoming_is_left == o.incoming_is_left;
+         slot == o.slot && incoming_is_left == o.incoming_is_left && readers == o.readers;
 }
 
 std::int64_t Schedule::largest_segment_count() const {
@@ -88,6 +115,8 @@ Schedule project(const Schedule& s, int rank) {
   view.steps.push_back(s.steps_of(rank));
   view.slots.push_back(s.slots_of(rank));
   view.view_rank = rank;
+  view.staging_entries = s.staging_entries;
+  view.staging_entry_bytes = s.staging_entry_bytes;
   return view;
 }
 
@@ -105,6 +134,9 @@ const char* to_string(StepKind k) {
     case StepKind::Recv: return "recv";
     case StepKind::Reduce: return "reduce";
     case StepKind::Copy: return "copy";
+    case StepKind::Stage: return "stage";
+    case StepKind::Fetch: return "fetch";
+    case StepKind::FetchReduce: return "fetch-reduce";
   }
   return "?";
 }
@@ -132,6 +164,15 @@ std::string describe(const Step& s) {
                                  : "acc op slot " + std::to_string(s.slot));
     case StepKind::Copy:
       return "copy " + seg + " input -> acc";
+    case StepKind::Stage:
+      return "stage " + seg + " of " + to_string(s.buffer) + " as stage " + std::to_string(s.slot) + " for " +
+             std::to_string(s.readers) + (s.readers == 1 ? " reader" : " readers");
+    case StepKind::Fetch:
+      return "fetch " + seg + " from " + std::to_string(s.peer) + "'s stage " + std::to_string(s.slot) + " -> acc";
+    case StepKind::FetchReduce: {
+      const std::string staged = std::to_string(s.peer) + "'s stage " + std::to_string(s.slot);
+      return "fetch-reduce " + seg + ": acc = " + (s.incoming_is_left ? staged + " op acc" : "acc op " + staged);
+    }
   }
   return "?";
 }

@@ -7,6 +7,13 @@
 //   Accumulator  where the rank builds its result: the root's receive buffer, a
 //                workspace on other reducing ranks, the user buffer for bcast;
 //   Slot s       a segment-sized scratch buffer that a received operand lands in.
+// Ranks that share a node may also move data through a staging ring (shim/staging.h):
+// each rank owns `staging_entries` entries of `staging_entry_bytes` in memory every
+// rank of the node can read. A Stage step copies a segment into the rank's ring once,
+// for one or more readers; a Fetch copies it out, a FetchReduce combines it into the
+// reader's accumulator where it lies. The k-th Stage of a rank in a call (k from 0,
+// Step::slot) uses entry k mod staging_entries, and waits until every reader of that
+// entry's previous use has released it; readers name the stage by (peer, slot).
 // Steps run in list order. Sends and receives are nonblocking when issued; a step
 // that needs data (a send of the accumulator, a reduce of a slot) waits for the
 // receive that produces it. That is exactly how shim/executor interprets it.
@@ -34,6 +41,12 @@ enum class StepKind : std::uint8_t {
   Recv,    // receive segment `segment` from `peer` into `buffer` (Accumulator or Slot `slot`)
   Reduce,  // Accumulator[segment] = combine(Slot[slot], Accumulator[segment])
   Copy,    // Accumulator[segment] = Input[segment]
+  // Staging ring steps, between ranks of one node (see the top of this file):
+  Stage,        // copy segment `segment` of `buffer` (Input or Accumulator) into this rank's
+                // ring as stage number `slot`, read by `readers` Fetch/FetchReduce steps
+  Fetch,        // Accumulator[segment] = stage `slot` of rank `peer`
+  FetchReduce,  // Accumulator[segment] = combine(stage `slot` of rank `peer`, Accumulator[segment]),
+                // the staged operand on the left when `incoming_is_left`
 };
 
 struct Step {
@@ -46,12 +59,19 @@ struct Step {
   // result is slot (op) accumulator; false gives accumulator (op) slot. Matters only
   // for non-commutative operations, and the validator checks it.
   bool incoming_is_left = false;
+  std::int32_t readers = 0;   // Stage only: how many steps read the staged segment
 
   static Step send(int peer, int segment, Buffer from = Buffer::Accumulator);
   static Step recv_into_slot(int peer, int segment, int slot);
   static Step recv_into_accumulator(int peer, int segment);
   static Step reduce(int segment, int slot, bool incoming_is_left);
   static Step copy(int segment);
+  static Step stage(int segment, int stage_number, int readers, Buffer from);
+  static Step fetch(int writer, int segment, int stage_number);
+  static Step fetch_reduce(int writer, int segment, int stage_number, bool incoming_is_left);
+
+  bool is_message() const { return kind == StepKind::Send || kind == StepKind::Recv; }
+  bool is_staging() const { return kind == StepKind::Stage || kind == StepKind::Fetch || kind == StepKind::FetchReduce; }
 
   bool operator==(const Step& other) const;
 };
@@ -76,6 +96,9 @@ struct Schedule {
   // -1: every rank's steps (the whole schedule). r >= 0: a rank view holding rank r's
   // steps and slots alone, at index 0.
   int view_rank = -1;
+  // The staging ring the Stage steps use (0 entries: the schedule stages nothing).
+  int staging_entries = 0;
+  std::int64_t staging_entry_bytes = 0;
 
   bool is_view() const { return view_rank >= 0; }
   // Whether this schedule holds `rank`'s steps (every rank, or the view's rank).
@@ -89,6 +112,7 @@ struct Schedule {
   std::int64_t segment_bytes(int segment) const { return segments[segment].count * element_bytes; }
   std::int64_t largest_segment_count() const;
   std::size_t total_steps() const;
+  bool uses_staging() const { return staging_entries > 0; }
 };
 
 // The rank view of `schedule` (a whole schedule, or already that rank's view): the

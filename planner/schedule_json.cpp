@@ -21,6 +21,12 @@ json step_to_json(const Step& s) {
       return json::array({"reduce", s.segment, s.slot, s.incoming_is_left ? "left" : "right"});
     case StepKind::Copy:
       return json::array({"copy", s.segment});
+    case StepKind::Stage:
+      return json::array({"stage", s.segment, s.buffer == Buffer::Input ? "input" : "acc", s.slot, s.readers});
+    case StepKind::Fetch:
+      return json::array({"fetch", s.peer, s.segment, s.slot});
+    case StepKind::FetchReduce:
+      return json::array({"fetch-reduce", s.peer, s.segment, s.slot, s.incoming_is_left ? "left" : "right"});
   }
   return json();
 }
@@ -70,6 +76,23 @@ Step step_from_json(const json& j) {
     need(2);
     return Step::copy(as_int(j[1], "segment"));
   }
+  if (kind == "stage") {
+    need(5);
+    const std::string buf = text(2);
+    if (buf != "input" && buf != "acc") bad("stage buffer must be input or acc: " + j.dump());
+    return Step::stage(as_int(j[1], "segment"), as_int(j[3], "stage"), as_int(j[4], "readers"),
+                       buf == "input" ? Buffer::Input : Buffer::Accumulator);
+  }
+  if (kind == "fetch") {
+    need(4);
+    return Step::fetch(as_int(j[1], "peer"), as_int(j[2], "segment"), as_int(j[3], "stage"));
+  }
+  if (kind == "fetch-reduce") {
+    need(5);
+    const std::string side = text(4);
+    if (side != "left" && side != "right") bad("fetch-reduce side must be left or right: " + j.dump());
+    return Step::fetch_reduce(as_int(j[1], "peer"), as_int(j[2], "segment"), as_int(j[3], "stage"), side == "left");
+  }
   bad("unknown step kind '" + kind + "'");
 }
 
@@ -95,6 +118,7 @@ json schedule_to_json(const Schedule& s) {
            {"slots", s.slots},
            {"steps", std::move(steps)}};
   if (s.is_view()) out["view_rank"] = s.view_rank;
+  if (s.uses_staging()) out["staging"] = {{"entries", s.staging_entries}, {"entry_bytes", s.staging_entry_bytes}};
   return out;
 }
 
@@ -127,6 +151,14 @@ Schedule schedule_from_json(const json& j) {
   if (auto it = j.find("view_rank"); it != j.end()) {
     s.view_rank = as_int(*it, "view_rank");
     if (s.view_rank < 0) bad("view_rank must not be negative");
+  }
+  if (auto it = j.find("staging"); it != j.end()) {
+    if (!it->is_object() || !it->contains("entries") || !it->contains("entry_bytes") ||
+        !(*it)["entry_bytes"].is_number_integer())
+      bad("staging must be {\"entries\": N, \"entry_bytes\": B}");
+    s.staging_entries = as_int((*it)["entries"], "staging entries");
+    s.staging_entry_bytes = (*it)["entry_bytes"].get<std::int64_t>();
+    if (s.staging_entries < 1 || s.staging_entry_bytes < 1) bad("staging entries and entry_bytes must be positive");
   }
   for (const auto& n : field("slots")) s.slots.push_back(as_int(n, "slots entry"));
   for (const auto& rank : field("steps")) {

@@ -72,6 +72,8 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
     // What every topology-aware algorithm declines, it declines before anything is
     // built (and whatever the schedule's size would be).
     if (a.topology_aware) decline_unless_topology_aware_fits(q, std::string(a.name));
+    if (a.staged && q.staging_entries < 1)
+      throw PlanError("it needs a staging ring (every rank on one node, CANOPY_SHM not off)");
     if (a.price) {
       out = a.price(q);
       if (out.exact) return true;
@@ -112,6 +114,7 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
   if (request.algorithm == "auto") {
     for (const auto& a : algorithms())
       if (a.collective == problem.collective && !(a.topology_aware && request.homogeneous_only) &&
+          !(request.composable_only && !a.composable) &&
           !(a.global && problem.nranks > kGlobalPlanningLimit))
         algos.push_back(&a);
   } else if (const Algorithm* a = find_algorithm(problem.collective, request.algorithm)) {

@@ -39,6 +39,9 @@ struct Request {
   // hierarchical algorithm plans the level above its groups without planning itself
   // again (planner/hierarchy.h).
   bool homogeneous_only = false;
+  // Leaves out algorithms that are not trees (Algorithm::composable): a level of a
+  // hierarchy.
+  bool composable_only = false;
 };
 
 // A candidate priced but not built: which algorithm, asked for which segment size.

@@ -103,15 +103,37 @@ class EventRun {
         double start = clock_[r];
         const std::int64_t bytes = s_.segment_bytes(st.segment);
         double cost = m_.copy(bytes);
+        if (st.kind == StepKind::Stage) {
+          // Its data must be there, and its ring entry read by every reader of its previous use.
+          if (st.buffer == Buffer::Accumulator) {
+            const double ready = done(r, acc_writer_[r][st.segment]);
+            if (ready == kUnset) break;
+            start = std::max(start, ready);
+          }
+          const int previous = st.slot - s_.staging_entries;
+          if (previous >= 0) {
+            const double freed = entry_freed(r, previous);
+            if (freed == kUnset) break;
+            start = std::max(start, freed);
+          }
+        } else if (st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) {
+          const StepRef stage = match_.partner[r][i];
+          const double staged = done(stage.rank, stage.index);
+          if (staged == kUnset) break;
+          start = std::max(start, staged);
+          if (st.kind == StepKind::FetchReduce) cost = m_.reduce(bytes);
+        }
         if (st.kind == StepKind::Reduce) {
           const double operand = done(r, slot_writer_[r][st.slot]);
           if (operand == kUnset) break;
           start = std::max(start, operand);
           cost = m_.reduce(bytes);
         }
-        const double acc_ready = done(r, acc_writer_[r][st.segment]);
-        if (acc_ready == kUnset) break;
-        start = std::max(start, acc_ready);
+        if (st.kind != StepKind::Stage) {  // a stage reads the segment; the others write it
+          const double acc_ready = done(r, acc_writer_[r][st.segment]);
+          if (acc_ready == kUnset) break;
+          start = std::max(start, acc_ready);
+        }
         if (!m_.overlap) {
           for (const auto& port : ports_[r])
             if (port.queue.empty() || port.queue.front() != i) return progress;  // earlier transfers first
@@ -119,7 +141,10 @@ class EventRun {
         }
         timing_[r][i] = {start, start + cost};
         clock_[r] = start + cost;
-        acc_writer_[r][st.segment] = i;
+        if (st.kind != StepKind::Stage) acc_writer_[r][st.segment] = i;
+        if (st.kind == StepKind::Stage)
+          for (const StepRef& reader : match_.readers_of[r][st.slot]) wake(reader.rank);
+        if (st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) wake(st.peer);
         if (!m_.overlap)
           for (auto& port : ports_[r]) {
             port.queue.pop_front();
@@ -131,6 +156,17 @@ class EventRun {
       progress = true;
     }
     return progress;
+  }
+
+  // When every reader of rank r's stage k has finished with it; kUnset while one has not.
+  double entry_freed(int r, int k) const {
+    double freed = 0;
+    for (const StepRef& reader : match_.readers_of[r][k]) {
+      const double end = done(reader.rank, reader.index);
+      if (end == kUnset) return kUnset;
+      freed = std::max(freed, end);
+    }
+    return freed;
   }
 
   // Starts the transfers at the head of rank r's send port whose receiver is ready.

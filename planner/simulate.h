@@ -7,7 +7,9 @@
 // are posted and both ports are free, and a port serves its transfers in program
 // order (a rank's steps say in which order it talks to its peers). With duplex=half a
 // rank has one port for sends and receives; with overlap=false computation also
-// holds that port, as in Langou's unidirectional model.
+// holds that port, as in Langou's unidirectional model. Staging ring steps
+// (schedule.h) are the rank's own work: a stage costs a copy and starts once its ring
+// entry is free, a fetch a copy and a fetch-reduce a reduction, each once its stage ended.
 #pragma once
 
 #include <string>

@@ -70,17 +70,30 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
     if (s.slots[h] < 0) errors.push_back("rank " + std::to_string(r) + " has a negative number of slots");
     for (int i = 0; i < static_cast<int>(s.steps[h].size()); ++i) {
       const Step& st = s.steps[h][i];
-      const bool comm = st.kind == StepKind::Send || st.kind == StepKind::Recv;
+      const bool comm = st.is_message() || st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce;
       if (st.segment < 0 || st.segment >= nseg) errors.push_back(where(r, i, st) + ": no such segment");
       if (comm && (st.peer < 0 || st.peer >= s.nranks || st.peer == r))
         errors.push_back(where(r, i, st) + ": bad peer");
+      if (st.is_staging()) {
+        if (!s.uses_staging()) errors.push_back(where(r, i, st) + ": the schedule has no staging ring");
+        else if (st.segment >= 0 && st.segment < nseg && s.segment_bytes(st.segment) > s.staging_entry_bytes)
+          errors.push_back(where(r, i, st) + ": the segment is larger than a staging entry (" +
+                           std::to_string(s.staging_entry_bytes) + " bytes)");
+        if (st.slot < 0) errors.push_back(where(r, i, st) + ": negative stage number");
+      }
+      if (st.kind == StepKind::Stage && st.readers < 1) errors.push_back(where(r, i, st) + ": a stage needs a reader");
+      if (st.kind == StepKind::Stage && st.buffer == Buffer::Slot)
+        errors.push_back(where(r, i, st) + ": staging from a slot is not supported");
+      if ((st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) && st.buffer != Buffer::Accumulator)
+        errors.push_back(where(r, i, st) + ": a fetch writes the accumulator");
       const bool uses_slot = st.kind == StepKind::Reduce ||
                              (st.kind == StepKind::Recv && st.buffer == Buffer::Slot);
       if (uses_slot && (st.slot < 0 || st.slot >= s.slots[r]))
         errors.push_back(where(r, i, st) + ": slot outside 0.." + std::to_string(s.slots[r] - 1));
-      if (s.collective == Collective::Bcast && st.kind != StepKind::Send && st.kind != StepKind::Recv)
-        errors.push_back(where(r, i, st) + ": a broadcast only sends and receives");
-      if (s.collective == Collective::Bcast && comm && st.buffer != Buffer::Accumulator)
+      const bool moves = st.is_message() || st.kind == StepKind::Stage || st.kind == StepKind::Fetch;
+      if (s.collective == Collective::Bcast && !moves)
+        errors.push_back(where(r, i, st) + ": a broadcast only moves data (send, receive, stage, fetch)");
+      if (s.collective == Collective::Bcast && moves && st.buffer != Buffer::Accumulator)
         errors.push_back(where(r, i, st) + ": a broadcast moves the accumulator (user buffer) only");
       if (st.kind == StepKind::Send && st.buffer == Buffer::Slot)
         errors.push_back(where(r, i, st) + ": sending from a slot is not supported");
@@ -88,6 +101,55 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
   }
   return errors.empty();
 }
+
+namespace {
+
+bool match_stages(const Schedule& s, Matching& out, std::vector<std::string>& errors) {
+  out.stage.assign(s.nranks, {});
+  out.readers_of.assign(s.nranks, {});
+  bool ok = true;
+  for (int r = 0; r < s.nranks; ++r)
+    for (int i = 0; i < static_cast<int>(s.steps[r].size()); ++i) {
+      const Step& st = s.steps[r][i];
+      if (st.kind != StepKind::Stage) continue;
+      if (st.slot != static_cast<int>(out.stage[r].size())) {
+        errors.push_back(where(r, i, st) + ": stage numbers must count 0, 1, 2, ... (expected " +
+                         std::to_string(out.stage[r].size()) + ")");
+        return false;
+      }
+      out.stage[r].push_back(i);
+      out.readers_of[r].emplace_back();
+    }
+  for (int r = 0; r < s.nranks; ++r)
+    for (int i = 0; i < static_cast<int>(s.steps[r].size()); ++i) {
+      const Step& st = s.steps[r][i];
+      if (st.kind != StepKind::Fetch && st.kind != StepKind::FetchReduce) continue;
+      if (st.slot >= static_cast<int>(out.stage[st.peer].size())) {
+        errors.push_back(where(r, i, st) + ": rank " + std::to_string(st.peer) + " has no such stage");
+        ok = false;
+        continue;
+      }
+      const int at = out.stage[st.peer][st.slot];
+      if (s.steps[st.peer][at].segment != st.segment) {
+        errors.push_back(where(r, i, st) + ": the stage holds segment " + std::to_string(s.steps[st.peer][at].segment));
+        ok = false;
+      }
+      out.partner[r][i] = {st.peer, at};
+      out.readers_of[st.peer][st.slot].push_back({r, i});
+    }
+  for (int r = 0; r < s.nranks && ok; ++r)
+    for (std::size_t k = 0; k < out.stage[r].size(); ++k) {
+      const Step& st = s.steps[r][out.stage[r][k]];
+      if (static_cast<int>(out.readers_of[r][k].size()) != st.readers) {
+        errors.push_back(where(r, out.stage[r][k], st) + ": read by " + std::to_string(out.readers_of[r][k].size()) +
+                         " steps, declares " + std::to_string(st.readers));
+        ok = false;
+      }
+    }
+  return ok;
+}
+
+}  // namespace
 
 bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& errors) {
   out.partner.assign(s.nranks, {});
@@ -100,7 +162,7 @@ bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& 
       if (st.kind == StepKind::Recv) recvs[{st.peer, r}].push_back({r, i});
     }
   }
-  bool ok = true;
+  bool ok = match_stages(s, out, errors);
   auto pairs = sends;
   for (const auto& [key, list] : recvs) pairs[key];  // every pair that appears on either side
   for (const auto& [key, _] : pairs) {
@@ -158,11 +220,15 @@ class SymbolicRun {
     posted_.resize(s.nranks);
     complete_.resize(s.nranks);
     message_.resize(s.nranks);
+    staged_.resize(s.nranks);
+    reads_.resize(s.nranks);
     for (int r = 0; r < s.nranks; ++r) {
       slots_[r].resize(s.slots[r]);
       posted_[r].assign(s.steps[r].size(), false);
       complete_[r].assign(s.steps[r].size(), false);
       message_[r].resize(s.steps[r].size());
+      staged_[r].resize(m.stage[r].size());
+      reads_[r].assign(m.stage[r].size(), 0);
     }
     if (s.collective == Collective::Bcast)
       for (auto& seg : acc_[s.root]) seg.content = RankSet::single(s.root), seg.written = true;
@@ -239,10 +305,7 @@ class SymbolicRun {
         const StepRef to = m_.partner[r][i];
         if (posted_[to.rank][to.index]) {
           deliver(to.rank, to.index);
-          if (!(*queued_)[to.rank]) {
-            (*queued_)[to.rank] = true;
-            work_.push_back(to.rank);
-          }
+          wake(to.rank);
         }
         break;
       }
@@ -268,6 +331,54 @@ class SymbolicRun {
         slot = SlotData{};
         break;
       }
+      case StepKind::Stage: {
+        RankSet content;
+        if (st.buffer == Buffer::Input) {
+          if (acc.written)
+            return fail("reads the input after the accumulator was written (unsafe with MPI_IN_PLACE)");
+          content = RankSet::single(r);
+        } else {
+          if (acc.pending_recv >= 0) return false;  // waits for the receive that fills it
+          if (acc.content.empty()) return fail("stages a segment that holds no data");
+          content = acc.content;
+          acc.sent = true;
+        }
+        // The ring entry's previous use must have been read by every reader.
+        const int previous = st.slot - s_.staging_entries;
+        if (previous >= 0 && reads_[r][previous] < static_cast<int>(m_.readers_of[r][previous].size())) return false;
+        staged_[r][st.slot] = content;
+        posted_[r][i] = true;
+        for (const StepRef& reader : m_.readers_of[r][st.slot]) wake(reader.rank);
+        break;
+      }
+      case StepKind::Fetch:
+      case StepKind::FetchReduce: {
+        const StepRef stage = m_.partner[r][i];
+        if (!posted_[stage.rank][stage.index]) return false;  // waits for the stage
+        if (acc.pending_recv >= 0) return fail("fetches into a segment while a receive into it is pending");
+        const RankSet& staged = staged_[st.peer][st.slot];
+        if (st.kind == StepKind::Fetch) {
+          if (!acc.content.empty() && !acc.sent) return fail("overwrites a partial result that was never sent");
+          acc.content = staged;
+        } else {
+          if (acc.content.empty()) return fail("reduces into an accumulator that was never initialised");
+          if (!s_.commutative) {
+            const bool ordered = st.incoming_is_left ? RankSet::adjacent(staged, acc.content)
+                                                     : RankSet::adjacent(acc.content, staged);
+            if (!ordered)
+              return fail("combines " + staged.str() + " with " + acc.content.str() +
+                          " out of rank order for a non-commutative operation");
+          }
+          if (!acc.content.disjoint(staged))
+            return fail("contributions " + acc.content.intersection_str(staged) + " counted twice");
+          acc.content.merge(staged);
+        }
+        acc.written = true;
+        acc.sent = false;
+        ++reads_[st.peer][st.slot];
+        wake(st.peer);  // its ring entry may be free now
+        break;
+      }
       case StepKind::Copy: {
         if (acc.pending_recv >= 0 || !acc.content.empty())
           return fail("copies the input over data already in the accumulator");
@@ -279,6 +390,13 @@ class SymbolicRun {
     }
     ++pc_[r];
     return true;
+  }
+
+  void wake(int r) {
+    if (!(*queued_)[r]) {
+      (*queued_)[r] = true;
+      work_.push_back(r);
+    }
   }
 
   // The receive (r, i) and its send are both posted: the data lands.
@@ -329,6 +447,8 @@ class SymbolicRun {
   std::vector<int> pc_;
   std::vector<std::vector<bool>> posted_, complete_;
   std::vector<std::vector<RankSet>> message_;  // content captured when a send is posted
+  std::vector<std::vector<RankSet>> staged_;   // [rank][stage number]: content captured when staged
+  std::vector<std::vector<int>> reads_;        // [rank][stage number]: fetches done
   std::deque<int> work_;                       // ranks that may progress
   std::vector<bool>* queued_ = nullptr;
 };

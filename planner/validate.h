@@ -7,7 +7,11 @@
 // when sends and receives do not pair up, when the step order can deadlock, when a
 // contribution would be lost or counted twice, when a scratch slot is overwritten
 // before use, when an input could be read after an in-place root overwrote it, or
-// when a non-commutative operation would combine operands out of rank order.
+// when a non-commutative operation would combine operands out of rank order. Staging
+// ring steps (schedule.h) run with the executor's semantics too: a Stage waits until
+// its ring entry's previous use has been read by all its readers, a Fetch or
+// FetchReduce waits for its Stage; a ring too small for the schedule's order deadlocks
+// and is rejected.
 #pragma once
 
 #include <string>
@@ -43,8 +47,14 @@ struct StepRef {
   int index = -1;
 };
 struct Matching {
-  std::vector<std::vector<StepRef>> partner;
+  std::vector<std::vector<StepRef>> partner;  // a Fetch or FetchReduce: the Stage it reads
+  // stage[r][k]: rank r's k-th Stage step; readers_of[r][k]: the steps that read it.
+  std::vector<std::vector<int>> stage;
+  std::vector<std::vector<std::vector<StepRef>>> readers_of;
 };
+// Staged segments pair by name: a Fetch or FetchReduce of (peer w, stage k) reads w's
+// k-th Stage, which must be of the same segment and declare exactly that many readers;
+// a rank's Stage steps are numbered 0, 1, 2, ... in order.
 // Returns false and appends to `errors` when messages do not pair up.
 bool match_messages(const Schedule& schedule, Matching& out, std::vector<std::string>& errors);
 

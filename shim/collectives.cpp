@@ -236,6 +236,17 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
     PMPI_Comm_call_errhandler(comm, err);
     return err;
   }
+  // A staged schedule needs the node's ring (made here on first use, on every rank at
+  // the same call) and every segment of this count within an entry; the answer is the
+  // same on every rank.
+  // Otherwise native MPI stands in for it (timed as its trial, if it is in one).
+  bool without_ring = false;
+  if (!candidate.native && candidate.schedule.uses_staging()) {
+    bool fits = candidate.schedule.staging_entries == StagingRing::entries_for(state.size());
+    for (const planner::Segment& s : *segments)
+      fits = fits && s.count * key.element_bytes <= StagingRing::kEntryBytes;
+    without_ring = !fits || !state.staging_ring();
+  }
   const bool trial = plan.trialling();
   CallRecord* record = rt.stats.enabled() && !candidate.native ? record_of(candidate, key, state.size(), bytes) : nullptr;
   const bool sampled = record && record->time_next();
@@ -252,6 +263,8 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
                                                             : plan.native_why;
     err = run_native(key.collective, comm, key.root, bytes, why, native,
                      &candidate.native_stats[static_cast<int>(why)]);
+  } else if (without_ring) {
+    err = run_native(key.collective, comm, key.root, bytes, FallbackReason::NoStagingRing, native);
   } else {
     add_one(rt.intercepted, rt.concurrent_calls());
     try {
@@ -323,6 +336,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     carve_scratch(*state, c.schedule, cut, layout, own_workspace ? count : 0, b,
                   own_workspace ? &workspace_acc : nullptr);
     b.accumulator = is_root ? recvbuf : workspace_acc;
+    b.ring = state->staging_ring();
     return execute(c.schedule, cut, state->rank(), b, layout, op, state->comm(),
                    c.fusions_for(state->rank(), b.input_is_accumulator), state->executor_scratch());
   };
@@ -378,6 +392,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     void* packed = nullptr;
     carve_scratch(*state, c.schedule, cut, bytes_layout, direct ? 0 : bytes, b, direct ? nullptr : &packed);
     b.accumulator = direct ? buffer : packed;
+    b.ring = state->staging_ring();
     const bool is_root = state->rank() == root;
     int err = MPI_SUCCESS;
     // (pack_elements / unpack_elements: MPI_Pack takes int sizes; bytes may exceed 2 GiB.)

@@ -86,6 +86,7 @@ std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
 CommState::~CommState() {
   generation_.fetch_add(1, std::memory_order_relaxed);
   stamp_learned_predictions();
+  staging_.reset();  // before the private communicator it was made on
   if (private_comm_ != MPI_COMM_NULL) PMPI_Comm_free(&private_comm_);
 }
 
@@ -134,6 +135,15 @@ void CommState::release_all() {
     std::lock_guard<ThreadLock> lock(registry_mutex);
     alive.assign(registry.begin(), registry.end());
   }
+  // Freeing a staging ring is collective over its node: every rank frees its rings in
+  // the order they were made (the order of the calls that made them, the same on every
+  // rank), before the states go in whatever order the registry holds them.
+  std::vector<CommState*> staged;
+  for (CommState* state : alive)
+    if (state->staging_) staged.push_back(state);
+  std::sort(staged.begin(), staged.end(),
+            [](const CommState* a, const CommState* b) { return a->staging_->sequence() < b->staging_->sequence(); });
+  for (CommState* state : staged) state->free_staging_ring();
   // Deleting the attribute runs delete_attribute_callback, which frees the state.
   for (CommState* state : alive) PMPI_Comm_delete_attr(state->user_comm_, runtime().keyval);
 }
@@ -250,9 +260,45 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
   return out;
 }
 
+}  // namespace
+
+bool CommState::staging_offered() const {
+  const Runtime& rt = runtime();
+  // One node: all of MPI_COMM_WORLD's, or this communicator's ranks by the world
+  // topology (there is none without CANOPY_TOPOLOGY=auto on several nodes: then no
+  // ring is offered rather than guessed).
+  const bool one_node = rt.nodes == 1 || (rt.topology && (!topology_ || topology_->nodes() == 1));
+  return rt.settings.shm != "off" && size_ > 1 && one_node && !staging_failed_;
+}
+
+StagingRing* CommState::staging_ring() {
+  if (staging_ || staging_failed_) return staging_.get();
+  Runtime& rt = runtime();
+  std::string why;
+  staging_ = StagingRing::create(private_comm_, rt.settings.fault == "shm-unavailable", why);
+  if (!staging_) {
+    staging_failed_ = true;
+    drop_staged_plans_ = true;
+    // Said once per communicator: at warn when the user asked for the ring
+    // (CANOPY_SHM=window), on world rank 0 or this communicator's rank 0.
+    if (rank_ == 0) {
+      const std::string line = fmt::format(
+          "the node's staging ring for a communicator of {} ranks cannot be made ({}); its calls use "
+          "point-to-point schedules or native MPI instead",
+          size_, why);
+      if (rt.settings.shm == "window") rt.log->warn("CANOPY_SHM=window: {}", line);
+      else rt.log->info("{}", line);
+    }
+  }
+  return staging_.get();
+}
+
+namespace {
+
 bool writes_accumulator(const planner::Schedule& s, int rank) {
   for (const planner::Step& st : s.steps_of(rank))
-    if (st.kind != planner::StepKind::Send && !(st.kind == planner::StepKind::Recv && st.buffer == planner::Buffer::Slot))
+    if (st.kind != planner::StepKind::Send && st.kind != planner::StepKind::Stage &&
+        !(st.kind == planner::StepKind::Recv && st.buffer == planner::Buffer::Slot))
       return true;
   return false;
 }
@@ -322,7 +368,7 @@ PlanCacheStats cache_counts;
 // planner (planner/select.h), the best ones built as this rank's views.
 std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t count, int rank, int size,
                                              const std::shared_ptr<const planner::Topology>& topology,
-                                             const planner::CostModel& model, bool learning) {
+                                             const planner::CostModel& model, bool learning, bool staging) {
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
@@ -334,6 +380,10 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   problem.commutative = key.commutative;
   problem.model = model;
   problem.topology = topology;
+  if (staging) {
+    problem.staging_entries = StagingRing::entries_for(size);
+    problem.staging_entry_bytes = StagingRing::kEntryBytes;
+  }
   // The global settings, or what a CANOPY_CONFIG rule says for this size (rules come
   // with exact counts: PlanKey).
   const config::Choice choice = rt.settings.choice_for(key.collective, problem.bytes(), size);
@@ -492,6 +542,24 @@ PlanCacheStats CommState::cache_stats() {
 
 CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* where) {
   std::lock_guard<ThreadLock> lock(plans_lock_);
+  if (drop_staged_plans_) {
+    // The staging ring could not be made (every rank learnt it at the same call): the
+    // plans that offered staged schedules are made again without them.
+    drop_staged_plans_ = false;
+    for (auto p = lru_.begin(); p != lru_.end();) {
+      const auto& candidates = p->second->candidates;
+      const bool staged = std::any_of(candidates.begin(), candidates.end(),
+                                      [](const Candidate& c) { return !c.native && c.schedule.uses_staging(); });
+      if (!staged) {
+        ++p;
+        continue;
+      }
+      plans_bytes_ -= p->second->bytes_held();
+      plans_.erase(p->first);
+      p = lru_.erase(p);
+      generation_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   auto it = plans_.find(key);
   if (it != plans_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second);  // now the most recently used
@@ -499,7 +567,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
     if (where) *where = it->second;
     return *it->second->second;
   }
-  std::unique_ptr<CachedPlan> made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_);
+  std::unique_ptr<CachedPlan> made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, staging_offered());
   plans_bytes_ += made->bytes_held();
   lru_.emplace_front(key, std::move(made));
   plans_[key] = lru_.begin();

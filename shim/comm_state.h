@@ -24,6 +24,7 @@
 #include "shim/call_stats.h"
 #include "shim/executor.h"
 #include "shim/fallback.h"
+#include "shim/staging.h"
 #include "shim/thread_lock.h"
 
 namespace canopy::shim {
@@ -227,6 +228,18 @@ class CommState {
   // report); done when the state is freed.
   void stamp_learned_predictions() const;
 
+  // The node's staging ring (shim/staging.h), made on the first call that needs it:
+  // collective on comm() then, so call it only where every rank runs the same staged
+  // schedule. Null, the same on every rank, where it cannot be made; the reason is
+  // logged once and staging_offered() is false from then on.
+  StagingRing* staging_ring();
+  // Whether new plans may use a staging ring: CANOPY_SHM is not off, the ranks share
+  // one node (as far as MPI_Init found) and no attempt to make the ring failed.
+  bool staging_offered() const;
+  // Frees the staging ring (collective over the node).
+  void free_staging_ring() { staging_.reset(); }
+  const StagingRing* staging() const { return staging_.get(); }
+
   Workspace& workspace() { return workspace_; }
   ExecutorScratch& executor_scratch() { return executor_scratch_; }
 
@@ -272,6 +285,9 @@ class CommState {
   ThreadLock plans_lock_;
   Workspace workspace_;
   ExecutorScratch executor_scratch_;
+  std::unique_ptr<StagingRing> staging_;
+  bool staging_failed_ = false;
+  bool drop_staged_plans_ = false;  // set when the ring fails: plan() drops plans using it
 };
 
 }  // namespace canopy::shim

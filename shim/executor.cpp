@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace canopy::shim {
 
@@ -53,6 +54,7 @@ class RankRun {
 
   int run() {
     const std::vector<Step>& steps = s_.steps_of(rank_);
+    if (s_.uses_staging()) b_.ring->begin_call();
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
       switch (fused_[i]) {
@@ -66,6 +68,9 @@ class RankRun {
         case StepKind::Send: send(step); break;
         case StepKind::Reduce: reduce(step); break;
         case StepKind::Copy: copy(step); break;
+        case StepKind::Stage: stage(step); break;
+        case StepKind::Fetch: fetch(step); break;
+        case StepKind::FetchReduce: fetch_reduce(step); break;
       }
     }
     for (auto& r : sends_) note(wait_politely(&r));
@@ -150,6 +155,67 @@ class RankRun {
     if (b_.input_is_accumulator) return;  // in place: the input already is the accumulator
     before_write(st.segment);
     note(copy_elements(input(st.segment), acc(st.segment), count(st.segment), layout_, comm_));
+  }
+
+  // A staged segment holds its elements' data bytes, packed: a copy where the type's
+  // elements are contiguous bytes (predefined types, contiguous derived ones), MPI_Pack
+  // and MPI_Unpack otherwise.
+  std::size_t bytes(int seg) const { return static_cast<std::size_t>(segments_[seg].count * layout_.size); }
+  bool packed_is_layout() const {
+    return layout_.size == layout_.extent && layout_.true_lb == 0 && layout_.true_extent == layout_.size;
+  }
+
+  void stage(const Step& st) {
+    const void* from = nullptr;
+    if (st.buffer == Buffer::Input) {
+      from = input(st.segment);
+    } else {
+      note(wait_politely(&acc_recv_[st.segment]));
+      from = acc(st.segment);
+    }
+    char* entry = b_.ring->claim(st.slot);
+    if (packed_is_layout()) std::memcpy(entry, from, bytes(st.segment));
+    else note(pack_elements(from, count(st.segment), layout_.type, entry, static_cast<std::int64_t>(bytes(st.segment)), comm_));
+    b_.ring->publish(st.slot, st.readers);
+  }
+
+  void fetch(const Step& st) {
+    before_write(st.segment);
+    const char* staged = b_.ring->wait_for(st.peer, st.slot);
+    if (packed_is_layout()) std::memcpy(acc(st.segment), staged, bytes(st.segment));
+    else note(unpack_elements(staged, static_cast<std::int64_t>(bytes(st.segment)), acc(st.segment), count(st.segment), layout_.type, comm_));
+    b_.ring->release(st.peer, st.slot);
+  }
+
+  void fetch_reduce(const Step& st) {
+    before_write(st.segment);
+    const char* staged = b_.ring->wait_for(st.peer, st.slot);
+    if (error_ != MPI_SUCCESS) {
+      b_.ring->release(st.peer, st.slot);  // keep the ring moving, stop computing on bad data
+      return;
+    }
+    const int n = count(st.segment);
+    if ((s_.commutative || st.incoming_is_left) && packed_is_layout()) {
+      // Reduced where it lies: the staged operand is MPI_Reduce_local's input.
+      note(PMPI_Reduce_local(staged, acc(st.segment), n, layout_.type, op_));
+      b_.ring->release(st.peer, st.slot);
+      return;
+    }
+    // The operand in a private buffer, laid out as the type says: unpacked, or copied
+    // because MPI_Reduce_local writes its second operand (acc (op) staged) and the
+    // entry is read-only to its readers.
+    char* storage = b_.ring->scratch(static_cast<std::size_t>(layout_.span(n)));
+    char* operand = layout_.origin(storage);
+    if (packed_is_layout()) std::memcpy(operand, staged, bytes(st.segment));
+    else note(unpack_elements(staged, static_cast<std::int64_t>(bytes(st.segment)), operand, n, layout_.type, comm_));
+    b_.ring->release(st.peer, st.slot);
+    if (error_ != MPI_SUCCESS) return;
+    if (s_.commutative || st.incoming_is_left) {
+      note(PMPI_Reduce_local(operand, acc(st.segment), n, layout_.type, op_));
+    } else {
+      note(PMPI_Reduce_local(acc(st.segment), operand, n, layout_.type, op_));
+      note(copy_elements(operand, acc(st.segment), n, layout_, comm_));
+    }
   }
 
   const Schedule& s_;

@@ -9,6 +9,8 @@
 // a segment's first operand may be received straight into the accumulator and this
 // rank's input reduced into it, instead of copying the input in and reducing a slot
 // (executor.cpp, find_fusions, says when).
+// Staging ring steps (planner/schedule.h) copy with memcpy and reduce with
+// MPI_Reduce_local straight from the writer's entry (StagingRing waits politely).
 // An MPI error does not stop the walk: the rank still posts every message so its
 // peers cannot hang, and the first error code is returned.
 #pragma once
@@ -19,6 +21,7 @@
 
 #include "planner/schedule.h"
 #include "shim/datatype.h"
+#include "shim/staging.h"
 
 namespace canopy::shim {
 
@@ -43,6 +46,10 @@ struct ExecutionBuffers {
   void* accumulator = nullptr;        // root: recvbuf; bcast: the user buffer; else workspace
   bool input_is_accumulator = false;  // MPI_IN_PLACE at the root
   std::vector<void*> slots;           // one scratch buffer per slot, largest segment each
+  // The node's staging ring, for schedules with Stage/Fetch/FetchReduce steps: the
+  // caller has checked that it exists, has the schedule's entries, that every segment
+  // fits an entry and that the datatype's elements are contiguous bytes.
+  StagingRing* ring = nullptr;
 };
 
 // Runs `rank`'s steps of `schedule` (the whole schedule or that rank's view) over the

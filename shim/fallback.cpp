@@ -29,6 +29,10 @@ const ReasonInfo kReasons[kFallbackReasons] = {
     {"configured", "CANOPY_CONFIG says native MPI for this collective, size and communicator", true},
     {"auto-below-threshold", "auto keeps native MPI for calls the model prices under 5 us (not worth a trial)",
      false},
+    {"no-staging-ring",
+     "the schedule moves data through the node's staging ring, which could not be made for this communicator "
+     "(its later calls are planned without it)",
+     false},
 };
 
 int index(planner::Collective c) { return c == planner::Collective::Reduce ? 0 : 1; }

@@ -29,6 +29,7 @@ enum class FallbackReason {
   InternalError,        // an exception before any message (e.g. out of memory)
   Configured,           // a CANOPY_CONFIG rule (or the global setting beside rules) says native
   AutoBelowThreshold,   // auto: the model's best schedule is too short a call to try against native
+  NoStagingRing,        // a staged schedule, but the staging ring could not be made
   kCount
 };
 

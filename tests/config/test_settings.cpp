@@ -217,3 +217,15 @@ TEST_CASE("settings: CANOPY_FINALIZE_PROGRESS", "[config]") {
   CHECK(fingerprint({{"CANOPY_FINALIZE_PROGRESS", "0"}}) == fingerprint({}));
   CHECK(parse_settings({{"CANOPY_ENABLE", "0"}}).settings.finalize_progress);
 }
+
+TEST_CASE("settings: CANOPY_SHM", "[config]") {
+  CHECK(parse_settings({}).settings.shm == "auto");
+  CHECK(parse_settings({{"CANOPY_SHM", "off"}}).settings.shm == "off");
+  CHECK(parse_settings({{"CANOPY_SHM", "window"}}).settings.shm == "window");
+  const auto bad = parse_settings({{"CANOPY_SHM", "cma"}});
+  REQUIRE(bad.errors.size() == 1);
+  CHECK(bad.errors[0] == "CANOPY_SHM='cma' is not valid (allowed: auto, window, off); no staging ring (as off)");
+  CHECK(bad.settings.shm == "off");
+  // It changes which schedules ranks plan, so ranks must agree on it.
+  CHECK(canopy::config::fingerprint({{"CANOPY_SHM", "off"}}) != canopy::config::fingerprint({}));
+}

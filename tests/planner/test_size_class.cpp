@@ -100,6 +100,10 @@ TEST_CASE("A class's schedule cut for other counts of its class still validates,
         // The plan is made for one count of the class, here its first whole element.
         problem.count = std::max<std::int64_t>(1, (class_first_bytes(c) + element - 1) / element);
         problem.segment_bytes = static_cast<std::int64_t>(rng() % 4) * 2048;
+        if (a.staged) {  // a ring for them: chunks of 3/4 entry at most still fit once rescaled
+          problem.staging_entries = 2 * p;
+          problem.staging_entry_bytes = 4096;
+        }
         Schedule s;
         try {
           s = a.plan(problem);

@@ -27,9 +27,16 @@ KindStyle style_of(StepKind k) {
     case StepKind::Recv: return {"receive", "#ff7f0e", kRecv};
     case StepKind::Reduce: return {"reduce", "#2ca02c", kCompute};
     case StepKind::Copy: return {"copy", "#9467bd", kCompute};
+    // Staging-ring steps are the rank's own copies and reductions: the stage in the
+    // send lane, the copy out in the receive lane, a reduction where it lies with the others.
+    case StepKind::Stage: return {"stage", "#17becf", kSend};
+    case StepKind::Fetch: return {"fetch", "#bcbd22", kRecv};
+    case StepKind::FetchReduce: return {"fetch-reduce", "#8c564b", kCompute};
   }
   return {"?", "black", kCompute};
 }
+
+constexpr int kStepKinds = static_cast<int>(StepKind::FetchReduce) + 1;
 
 // A bar: one step, or neighbouring steps merged because they were too thin to see.
 struct Bar {
@@ -37,7 +44,7 @@ struct Bar {
   int steps;
   StepKind kind;                // the kind that takes most of its time (reduce and copy share a lane)
   std::string what;             // the step's description when it stands for one step
-  double busy[4] = {0, 0, 0, 0};  // time per StepKind
+  double busy[kStepKinds] = {};  // time per StepKind
 };
 
 std::string number17(double v) {
@@ -75,8 +82,8 @@ std::vector<Bar> lane_bars(const Schedule& s, const Simulation& sim, int rank, L
       if (thin && x(b.start) - x(last.end) < 1) {
         last.end = std::max(last.end, b.end);
         last.steps += b.steps;
-        for (int k = 0; k < 4; ++k) last.busy[k] += b.busy[k];
-        last.kind = static_cast<StepKind>(std::max_element(last.busy, last.busy + 4) - last.busy);
+        for (int k = 0; k < kStepKinds; ++k) last.busy[k] += b.busy[k];
+        last.kind = static_cast<StepKind>(std::max_element(last.busy, last.busy + kStepKinds) - last.busy);
         continue;
       }
     }
@@ -143,14 +150,18 @@ std::string gantt_svg(const Schedule& s, const Simulation& sim, const CostModel&
     doc.text(left, plot_bottom + 56,
              "ranks " + std::to_string(shown) + " to " + std::to_string(s.nranks - 1) + " not drawn (--max-ranks " +
                  std::to_string(o.max_ranks) + ")");
-  doc.legend(o.width - right + 16, top + 8,
-             {{"send", style_of(StepKind::Send).colour},
-              {"receive", style_of(StepKind::Recv).colour},
-              {"reduce", style_of(StepKind::Reduce).colour},
-              {"copy", style_of(StepKind::Copy).colour}});
-  doc.text(o.width - right + 16, top + 84, "lanes per rank:");
-  doc.text(o.width - right + 16, top + 100, "send / receive /");
-  doc.text(o.width - right + 16, top + 116, "reduce, copy");
+  std::vector<svg::LegendItem> legend = {{"send", style_of(StepKind::Send).colour},
+                                                              {"receive", style_of(StepKind::Recv).colour},
+                                                              {"reduce", style_of(StepKind::Reduce).colour},
+                                                              {"copy", style_of(StepKind::Copy).colour}};
+  if (s.uses_staging())
+    for (StepKind k : {StepKind::Stage, StepKind::Fetch, StepKind::FetchReduce})
+      legend.push_back({style_of(k).name, style_of(k).colour});  // NOLINT
+  doc.legend(o.width - right + 16, top + 8, legend);
+  const double below = top + 84 + 16.0 * static_cast<double>(legend.size() - 4);
+  doc.text(o.width - right + 16, below, "lanes per rank:");
+  doc.text(o.width - right + 16, below + 16, s.uses_staging() ? "send, stage / receive," : "send / receive /");
+  doc.text(o.width - right + 16, below + 32, s.uses_staging() ? "fetch / reduce, copy" : "reduce, copy");
   return doc.str();
 }
 

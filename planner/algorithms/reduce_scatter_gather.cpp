@@ -1,0 +1,329 @@
+// Reduce-scatter + gather (Rabenseifner's long-message reduce): every rank reduces a
+// slice of the message, then the slices are gathered at the root. Every core reduces,
+// where a tree leaves the root (or a few ranks) to do it all.
+//
+// Source: Rabenseifner's algorithm as MPICH uses it for long messages (named in issue
+// 15; 003_*.txt describes the tree and pipeline reduces it competes with). Its cost in
+// the alpha-beta-gamma model, recursive-halving form:
+//   T = 2 log2(p) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma.
+//
+// Decisions (written here, tested in tests/planner/test_reduce_scatter_gather.cpp):
+//  * The direct (pairwise) exchange rather than recursive halving: rank i sends slice
+//    j to rank j itself, for every j, starting with j = i+1 so that no rank is every
+//    rank's first destination. It works for any p without the non-power-of-two fix-up,
+//    costs (p-1) alpha instead of log2(p) alpha per phase (the same bytes), and each
+//    owner combines its slice's operands in rank order: its own first, then ranks i-1
+//    down to 0 (each the left operand), then i+1 up to p-1 (each the right one), so
+//    non-commutative operations keep rank order with any root. Estimate:
+//      T = (p-1) q alpha + (p-1)/p n (beta + gamma) + (q alpha + n/p beta)   [gather]
+//    with q chunks per slice (price_reduce_scatter_gather; exact only by simulation).
+//  * Slices are cut into chunks of segment_bytes (the pipeline: a chunk's reduction
+//    overlaps the next chunk's transfer); an explicit layout (segment_counts) is used as
+//    given, its segments dealt to owners in contiguous runs of about n/p elements.
+//  * Every rank takes its messages in one global order (p2p_steps says which), so the
+//    schedule cannot deadlock on a rank's port, and reduces each operand while the
+//    next one arrives (two slots).
+//
+// shm-reduce-scatter-gather is the same exchange through the node's staging ring
+// (schedule.h): a rank stages each chunk of its input once for the chunk's owner, the
+// owner copies its own input into its accumulator and combines the staged operands
+// where they lie (FetchReduce), then stages the reduced chunk for the root, which
+// copies it into the receive buffer. Chunks go round by round (chunk t of every slice,
+// then chunk t+1), so a ring of at least two rounds' stages (2p entries) never
+// deadlocks: a stage of round t waits only for reads of rounds before t, and a read of
+// round t only for stages of round t; the validator proves it for every schedule.
+// The root's slice is smaller, because the root also copies every other slice out.
+// With per-byte copy c and reduction r (the model's copy_per_byte and gamma), a non-root
+// owner of s bytes works (n - s) c + s c + (p-1) s r + s c = n c + s (c + (p-1) r), the
+// root with s0 bytes 2 (n - s0) c + s0 c + (p-1) s0 r; with s = (n - s0)/(p-1) they are
+// equal when s0 = n (r - c + c/(p-1)) / (p r - c + c/(p-1)) (n/p when copies are free),
+// clamped to [0, n/p].
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "planner/segments.h"
+
+namespace canopy::planner {
+
+namespace {
+
+// The staging ring's chunk when the problem names no segment size: big enough that a
+// chunk's flag costs little against its copy, small enough to stay in a core's cache.
+constexpr std::int64_t kDefaultStagedChunkBytes = 64 * 1024;
+
+struct Slices {
+  std::vector<Segment> segments;
+  std::vector<std::vector<int>> of;  // of[rank]: the segments that rank owns, in order
+};
+
+// Elements per owner: the root weighted by root_share (its fraction of the message),
+// the rest equal; remainders to the lowest ranks.
+std::vector<std::int64_t> slice_counts(const Problem& problem, double root_share) {
+  const int p = problem.nranks;
+  std::vector<std::int64_t> counts(p, 0);
+  const std::int64_t n = problem.count;
+  std::int64_t root_count = static_cast<std::int64_t>(std::floor(root_share * static_cast<double>(n)));
+  root_count = std::clamp<std::int64_t>(root_count, 0, n);
+  if (p == 1) root_count = n;
+  counts[problem.root] = root_count;
+  const std::int64_t rest = n - root_count;
+  const int others = p - 1;
+  int k = 0;
+  for (int r = 0; r < p; ++r) {
+    if (r == problem.root) continue;
+    counts[r] = rest / others + (k < rest % others ? 1 : 0);
+    ++k;
+  }
+  return counts;
+}
+
+Slices cut_slices(const Problem& problem, double root_share, std::int64_t chunk_bytes) {
+  const int p = problem.nranks;
+  Slices out;
+  out.of.resize(p);
+  if (!problem.segment_counts.empty()) {
+    // An explicit layout: deal its segments to owners in contiguous runs.
+    out.segments = problem_segments(problem);
+    for (int g = 0; g < static_cast<int>(out.segments.size()); ++g) {
+      const Segment& seg = out.segments[g];
+      const double middle = static_cast<double>(seg.first) + static_cast<double>(seg.count) / 2;
+      const int owner = std::min(p - 1, static_cast<int>(middle * p / static_cast<double>(problem.count)));
+      out.of[owner].push_back(g);
+    }
+    return out;
+  }
+  const std::vector<std::int64_t> counts = slice_counts(problem, root_share);
+  std::int64_t first = 0;
+  for (int r = 0; r < p; ++r) {
+    for (const Segment& piece : uniform_segments(counts[r], problem.element_bytes, chunk_bytes)) {
+      out.of[r].push_back(static_cast<int>(out.segments.size()));
+      out.segments.push_back({first + piece.first, piece.count});
+    }
+    first += counts[r];
+  }
+  if (static_cast<std::int64_t>(out.segments.size()) > kMaxSegments)
+    throw PlanError("reduce-scatter-gather: " + std::to_string(out.segments.size()) + " chunks exceed the " +
+                    std::to_string(kMaxSegments) + " segments a schedule may have");
+  return out;
+}
+
+// The order in which owner i combines the other ranks' operands: i-1 down to 0 (each
+// on the left), then i+1 up to p-1 (each on the right).
+std::vector<int> combine_order(int p, int i) {
+  std::vector<int> order;
+  for (int q = i - 1; q >= 0; --q) order.push_back(q);
+  for (int q = i + 1; q < p; ++q) order.push_back(q);
+  return order;
+}
+
+Schedule header(const Problem& problem, const char* name, std::vector<Segment> segments) {
+  Schedule s;
+  s.collective = Collective::Reduce;
+  s.algorithm = name;
+  s.nranks = problem.nranks;
+  s.root = problem.root;
+  s.count = problem.count;
+  s.element_bytes = problem.element_bytes;
+  s.commutative = problem.commutative;
+  s.segments = std::move(segments);
+  s.steps.assign(problem.nranks, {});
+  s.slots.assign(problem.nranks, 0);
+  return s;
+}
+
+// Where rank `src` stands in owner `dst`'s combine order (combine_order).
+int combine_position(int dst, int src) { return src < dst ? dst - 1 - src : src - 1; }
+
+// One message of the exchange or the gather, with its place in one global order.
+struct Transfer {
+  std::tuple<std::size_t, int, int> key;  // (chunk index in its slice, position, owner or sender)
+  int peer;
+  int segment;
+  bool send;
+  bool gather;
+};
+
+// Rank i's steps of the pairwise exchange and the gather. Every rank takes its
+// messages in one global order, (chunk t, the sender's place in the owner's combine
+// order, owner), the gather's chunk t after the exchange's: then a rank only ever waits
+// for a message that comes earlier in that order, so the schedule cannot deadlock even
+// where a rank's one port serves sends and receives in program order (duplex=half). A
+// reduction is placed one receive later, so that the next operand's transfer overlaps
+// it (two slots, alternating).
+std::vector<Step> p2p_steps(const Problem& problem, const Slices& sl, int i, int& slots) {
+  const int p = problem.nranks;
+  std::vector<Transfer> transfers;
+  for (int j = 0; j < p; ++j) {
+    if (j == i) continue;
+    for (std::size_t t = 0; t < sl.of[j].size(); ++t)  // my input's chunk t of j's slice, to j
+      transfers.push_back({{t, combine_position(j, i), j}, j, sl.of[j][t], true, false});
+    for (std::size_t t = 0; t < sl.of[i].size(); ++t)  // j's operand for my chunk t
+      transfers.push_back({{t, combine_position(i, j), i}, j, sl.of[i][t], false, false});
+    if (i == problem.root)
+      for (std::size_t t = 0; t < sl.of[j].size(); ++t)  // j's reduced chunk t, into my receive buffer
+        transfers.push_back({{t, p, j}, j, sl.of[j][t], false, true});
+  }
+  if (i != problem.root)
+    for (std::size_t t = 0; t < sl.of[i].size(); ++t)
+      transfers.push_back({{t, p, i}, problem.root, sl.of[i][t], true, true});
+  std::sort(transfers.begin(), transfers.end(), [](const Transfer& a, const Transfer& b) { return a.key < b.key; });
+
+  std::vector<Step> out;
+  std::vector<bool> copied(sl.segments.size(), false);
+  int received = 0;
+  Step pending;  // the reduction waiting for the next receive to be posted
+  bool has_pending = false;
+  auto flush = [&] {
+    if (!has_pending) return;
+    if (!copied[pending.segment]) {  // my own input starts the chunk's accumulator
+      out.push_back(Step::copy(pending.segment));
+      copied[pending.segment] = true;
+    }
+    out.push_back(pending);
+    has_pending = false;
+  };
+  for (const Transfer& tr : transfers) {
+    if (tr.send) {
+      if (tr.gather) flush();  // the reduced chunk, once its last operand is in
+      out.push_back(Step::send(tr.peer, tr.segment, tr.gather ? Buffer::Accumulator : Buffer::Input));
+    } else if (tr.gather) {
+      out.push_back(Step::recv_into_accumulator(tr.peer, tr.segment));
+    } else {
+      const int slot = received++ % 2;
+      // The slot's previous operand must be reduced before the receive reuses it.
+      if (has_pending && pending.slot == slot) flush();
+      out.push_back(Step::recv_into_slot(tr.peer, tr.segment, slot));
+      flush();
+      pending = Step::reduce(tr.segment, slot, tr.peer < i);
+      has_pending = true;
+    }
+  }
+  flush();
+  for (int g : sl.of[i])  // one rank alone: its input is the result
+    if (!copied[g]) out.push_back(Step::copy(g));
+  slots = received == 0 ? 0 : std::min(received, 2);
+  return out;
+}
+
+Slices p2p_slices(const Problem& problem) {
+  check_problem(problem);
+  if (problem.collective != Collective::Reduce) throw PlanError("reduce-scatter-gather plans reductions");
+  return cut_slices(problem, 1.0 / problem.nranks, problem.segment_bytes);
+}
+
+Schedule plan_p2p(const Problem& problem) {
+  Slices sl = p2p_slices(problem);
+  Schedule s = header(problem, "reduce-scatter-gather", sl.segments);
+  for (int i = 0; i < problem.nranks; ++i) s.steps[i] = p2p_steps(problem, sl, i, s.slots[i]);
+  return s;
+}
+
+// Stage numbers are assigned as each writer's Stage steps are appended; a fetch names
+// its stage by what it holds: (writer, segment, whether it is the reduced result).
+using StageKey = std::tuple<int, int, bool>;
+
+Schedule plan_staged(const Problem& problem) {
+  check_problem(problem);
+  constexpr const char* kName = "shm-reduce-scatter-gather";
+  if (problem.collective != Collective::Reduce) throw PlanError(std::string(kName) + " plans reductions");
+  if (problem.staging_entries < 1)
+    throw PlanError(std::string(kName) + " needs a staging ring (every rank on one node, CANOPY_SHM not off)");
+  const int p = problem.nranks;
+  if (problem.staging_entries < 2 * p)
+    throw PlanError(std::string(kName) + ": a ring of " + std::to_string(problem.staging_entries) +
+                    " entries is less than two rounds of " + std::to_string(p) + " stages");
+  // Chunks: the asked segment size, or the default, never over 3/4 of an entry (a
+  // size class rescales the layout for counts up to 2^(1/4) larger, size_class.h).
+  std::int64_t chunk = problem.segment_bytes > 0 ? problem.segment_bytes : kDefaultStagedChunkBytes;
+  chunk = std::min(chunk, problem.staging_entry_bytes * 3 / 4);
+  if (chunk < problem.element_bytes)
+    throw PlanError(std::string(kName) + ": an element is larger than a staging entry");
+  const double c = problem.model.copy_per_byte, r = problem.model.gamma;
+  double share = 1.0 / p;
+  if (p > 1) {
+    const double tail = c / (p - 1);
+    const double denominator = p * r - c + tail;
+    if (denominator > 0) share = std::clamp((r - c + tail) / denominator, 0.0, 1.0 / p);
+  }
+  Slices sl = cut_slices(problem, share, chunk);
+  Schedule s = header(problem, kName, sl.segments);
+  s.staging_entries = problem.staging_entries;
+  s.staging_entry_bytes = problem.staging_entry_bytes;
+  for (const Segment& seg : s.segments)
+    if (seg.count * problem.element_bytes > problem.staging_entry_bytes)
+      throw PlanError(std::string(kName) + ": a segment of the layout is larger than a staging entry");
+
+  std::size_t rounds = 0;
+  for (const auto& mine : sl.of) rounds = std::max(rounds, mine.size());
+  std::map<StageKey, int> stage_number;
+  std::vector<int> stages(p, 0);
+  auto stage = [&](int writer, int g, bool result, Buffer from) {
+    stage_number[{writer, g, result}] = stages[writer];
+    s.steps[writer].push_back(Step::stage(g, stages[writer]++, 1, from));
+  };
+  // Fetches name stages that may be appended later in the writer's program: resolved
+  // once every program is built.
+  struct PendingRead {
+    int rank;
+    std::size_t index;
+    StageKey key;
+  };
+  std::vector<PendingRead> reads;
+  auto read = [&](int reader, Step step, bool result) {
+    reads.push_back({reader, s.steps[reader].size(), {step.peer, step.segment, result}});
+    s.steps[reader].push_back(step);
+  };
+  for (std::size_t t = 0; t < rounds; ++t) {
+    for (int i = 0; i < p; ++i) {
+      for (int k = 1; k < p; ++k) {
+        const int j = (i + k) % p;
+        if (t < sl.of[j].size()) stage(i, sl.of[j][t], false, Buffer::Input);
+      }
+      if (t >= sl.of[i].size()) continue;
+      const int g = sl.of[i][t];
+      s.steps[i].push_back(Step::copy(g));
+      for (int q : combine_order(p, i)) read(i, Step::fetch_reduce(q, g, -1, q < i), false);
+      if (i != problem.root) stage(i, g, true, Buffer::Accumulator);
+    }
+    // The root copies round t's reduced chunks out as they come.
+    for (int j = 0; j < p; ++j)
+      if (j != problem.root && t < sl.of[j].size()) read(problem.root, Step::fetch(j, sl.of[j][t], -1), true);
+  }
+  for (const PendingRead& pending : reads) s.steps[pending.rank][pending.index].slot = stage_number.at(pending.key);
+  return s;
+}
+
+}  // namespace
+
+Schedule plan_reduce_scatter_gather_reduce(const Problem& problem) { return plan_p2p(problem); }
+Schedule plan_shm_reduce_scatter_gather_reduce(const Problem& problem) { return plan_staged(problem); }
+
+// O(p + segments): the slices are cut for every rank, the steps for this one.
+Schedule view_reduce_scatter_gather_reduce(const Problem& problem, int rank) {
+  Slices sl = p2p_slices(problem);
+  if (rank < 0 || rank >= problem.nranks) throw PlanError("rank " + std::to_string(rank) + " outside the communicator");
+  Schedule s = header(problem, "reduce-scatter-gather", sl.segments);
+  s.steps.assign(1, {});
+  s.slots.assign(1, 0);
+  s.steps[0] = p2p_steps(problem, sl, rank, s.slots[0]);
+  s.view_rank = rank;
+  return s;
+}
+
+Price price_reduce_scatter_gather_reduce(const Problem& problem) {
+  check_problem(problem);
+  const Slices sl = cut_slices(problem, 1.0 / problem.nranks, problem.segment_bytes);
+  const int p = problem.nranks;
+  std::size_t q = 0;
+  for (const auto& mine : sl.of) q = std::max(q, mine.size());
+  const CostModel& m = problem.model;
+  const double n = static_cast<double>(problem.bytes());
+  const double slice = n / p;
+  const double phase = (p - 1) * (static_cast<double>(q) * m.alpha + slice * (m.beta + m.gamma));
+  const double gather = p > 1 ? static_cast<double>(q) * m.alpha + slice * m.beta : 0.0;
+  return {phase + gather, false};
+}
+
+}  // namespace canopy::planner

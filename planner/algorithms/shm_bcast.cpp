@@ -1,0 +1,55 @@
+// Broadcast through the node's staging ring (schedule.h): the root copies each chunk
+// into its ring once and every other rank copies it out, all at the same time, chunk
+// after chunk, so the root's copy of chunk t+1 overlaps the readers' copies of chunk t.
+//
+// Source: issue 15 (the node level); the shape is 003_*.txt's pipelined broadcast with
+// the transfer replaced by one shared copy. Cost with per-byte copy c, q chunks of
+// n/q bytes and a ring of E >= 2 entries: the root stages q chunks (n c), a reader's
+// last copy ends one chunk after the root's last stage:
+//   T = n c + (n/q) c = n c (1 + 1/q)
+// when readers keep pace (each copies what the root copies); the simulator prices it.
+// Decision: chunks of the problem's segment size, else 64 KiB, never over 3/4 of an
+// entry (a size class rescales a layout for counts up to 2^(1/4) larger).
+#include <algorithm>
+
+#include "planner/segments.h"
+
+namespace canopy::planner {
+
+Schedule plan_shm_bcast_bcast(const Problem& problem) {
+  check_problem(problem);
+  constexpr const char* kName = "shm-bcast";
+  if (problem.collective != Collective::Bcast) throw PlanError(std::string(kName) + " plans broadcasts");
+  if (problem.staging_entries < 2)
+    throw PlanError(std::string(kName) + " needs a staging ring (every rank on one node, CANOPY_SHM not off)");
+  std::int64_t chunk = problem.segment_bytes > 0 ? problem.segment_bytes : 64 * 1024;
+  chunk = std::min(chunk, problem.staging_entry_bytes * 3 / 4);
+  if (chunk < problem.element_bytes) throw PlanError(std::string(kName) + ": an element is larger than a staging entry");
+  Schedule s;
+  s.collective = Collective::Bcast;
+  s.algorithm = kName;
+  s.nranks = problem.nranks;
+  s.root = problem.root;
+  s.count = problem.count;
+  s.element_bytes = problem.element_bytes;
+  s.commutative = problem.commutative;
+  s.segments = problem.segment_counts.empty() ? uniform_segments(problem.count, problem.element_bytes, chunk)
+                                              : problem_segments(problem);
+  for (const Segment& seg : s.segments)
+    if (seg.count * problem.element_bytes > problem.staging_entry_bytes)
+      throw PlanError(std::string(kName) + ": a segment of the layout is larger than a staging entry");
+  s.staging_entries = problem.staging_entries;
+  s.staging_entry_bytes = problem.staging_entry_bytes;
+  s.steps.assign(problem.nranks, {});
+  s.slots.assign(problem.nranks, 0);
+  const int readers = problem.nranks - 1;
+  if (readers == 0) return s;
+  for (int g = 0; g < static_cast<int>(s.segments.size()); ++g) {
+    s.steps[problem.root].push_back(Step::stage(g, g, readers, Buffer::Accumulator));
+    for (int r = 0; r < problem.nranks; ++r)
+      if (r != problem.root) s.steps[r].push_back(Step::fetch(problem.root, g, g));
+  }
+  return s;
+}
+
+}  // namespace canopy::planner

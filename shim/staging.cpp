@@ -1,0 +1,134 @@
+#include "shim/staging.h"
+
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace canopy::shim {
+
+namespace {
+
+std::atomic<std::uint64_t> rings_made{0};
+
+// Spins a little (a stage or read on another core is usually under a microsecond
+// away), then yields the core at every check.
+template <typename Ready>
+void wait_until(Ready ready) {
+  for (int spins = 0; !ready(); ++spins)
+    if (spins >= 64) sched_yield();
+}
+
+}  // namespace
+
+std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, bool fail, std::string& why) {
+  int size = 0, rank = 0;
+  PMPI_Comm_size(comm, &size);
+  PMPI_Comm_rank(comm, &rank);
+  std::unique_ptr<StagingRing> ring(new StagingRing());
+  int ok = 1;
+  std::string mine;
+  MPI_Comm node = MPI_COMM_NULL;
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+    ok = 0;
+    mine = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
+  } else {
+    int node_size = 0;
+    PMPI_Comm_size(node, &node_size);
+    if (node_size != size) {
+      ok = 0;  // every rank sees it: some rank is on another node
+      mine = "the communicator's ranks are on more than one node";
+    }
+  }
+  const int entries = entries_for(size);
+  const MPI_Aint part = static_cast<MPI_Aint>(entries) * (kFlagBytes + kEntryBytes);
+  char* base = nullptr;
+  if (ok) {
+    if (fail) {
+      ok = 0;
+      mine = "CANOPY_FAULT=shm-unavailable";
+    }
+    // Every rank of the node takes part in the allocation (it is collective), even one
+    // that will decline: the agreement below then tells every rank.
+    MPI_Info info;
+    PMPI_Info_create(&info);
+    PMPI_Info_set(info, "alloc_shared_noncontig", "true");
+    const int err = PMPI_Win_allocate_shared(part, 1, info, node, &base, &ring->win_);
+    PMPI_Info_free(&info);
+    if (err != MPI_SUCCESS) {
+      ok = 0;
+      char text[MPI_MAX_ERROR_STRING];
+      int len = 0;
+      PMPI_Error_string(err, text, &len);
+      mine = std::string("MPI_Win_allocate_shared of ") + std::to_string(part) + " bytes failed: " + text;
+      ring->win_ = MPI_WIN_NULL;
+    }
+  }
+  int all = 0;
+  PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (!all) {
+    why = mine.empty() ? "another rank could not make its part of the ring" : mine;
+    if (ring->win_ != MPI_WIN_NULL) PMPI_Win_free(&ring->win_);
+    if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
+    return nullptr;
+  }
+  ring->node_ = node;
+  ring->rank_ = rank;
+  ring->entries_ = entries;
+  ring->base_.resize(size);
+  for (int r = 0; r < size; ++r) {
+    MPI_Aint bytes = 0;
+    int disp = 0;
+    void* at = nullptr;
+    PMPI_Win_shared_query(ring->win_, r, &bytes, &disp, &at);
+    ring->base_[r] = static_cast<char*>(at);
+  }
+  // Flags start at zero: no tag is 0, and no read has happened.
+  std::memset(ring->base_[rank], 0, static_cast<std::size_t>(entries * kFlagBytes));
+  ring->promised_.assign(entries, 0);
+  ring->sequence_ = rings_made.fetch_add(1);
+  // No rank reads another's flags before they are zeroed.
+  PMPI_Barrier(comm);
+  return ring;
+}
+
+StagingRing::~StagingRing() {
+  if (win_ != MPI_WIN_NULL) PMPI_Win_free(&win_);
+  if (node_ != MPI_COMM_NULL) PMPI_Comm_free(&node_);
+}
+
+std::uint64_t* StagingRing::published(int rank, int entry) const {
+  return reinterpret_cast<std::uint64_t*>(base_[rank] + entry * kFlagBytes);
+}
+
+std::uint64_t* StagingRing::acks(int rank, int entry) const {
+  return reinterpret_cast<std::uint64_t*>(base_[rank] + entry * kFlagBytes + sizeof(std::uint64_t));
+}
+
+char* StagingRing::claim(int stage) {
+  const int entry = stage % entries_;
+  std::uint64_t* done = acks(rank_, entry);
+  const std::uint64_t needed = promised_[entry];
+  wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; });
+  return base_[rank_] + entries_ * kFlagBytes + entry * kEntryBytes;
+}
+
+void StagingRing::publish(int stage, int readers) {
+  const int entry = stage % entries_;
+  promised_[entry] += static_cast<std::uint64_t>(readers);
+  __atomic_store_n(published(rank_, entry), tag(stage), __ATOMIC_RELEASE);
+}
+
+const char* StagingRing::wait_for(int writer, int stage) {
+  const int entry = stage % entries_;
+  const std::uint64_t* flag = published(writer, entry);
+  const std::uint64_t want = tag(stage);
+  wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; });
+  return base_[writer] + entries_ * kFlagBytes + entry * kEntryBytes;
+}
+
+void StagingRing::release(int writer, int stage) {
+  __atomic_fetch_add(acks(writer, stage % entries_), 1, __ATOMIC_RELEASE);
+}
+
+}  // namespace canopy::shim

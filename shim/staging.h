@@ -1,0 +1,85 @@
+// The node's staging ring for one communicator whose ranks share a node: the memory
+// behind the Stage, Fetch and FetchReduce steps of a schedule (planner/schedule.h).
+//
+// Made once per communicator, on the first call that runs a staged schedule (every rank
+// runs the same schedule at the same call, so every rank makes it there): MPI-3
+// MPI_Win_allocate_shared on the node's part of Canopy's private communicator, which
+// works alike on MPICH and Open MPI and needs no permissions beyond MPI's own. Each rank
+// owns `entries` entries of kEntryBytes plus one cache line of flags per entry:
+//   published  the tag of the stage the entry holds (written last, with release order);
+//   acks       how many reads of the entry have finished, over the ring's life.
+// A stage waits until the entry's acks reach the reads its earlier uses promised, copies
+// the data in and publishes the tag; a reader waits for the tag, reads the data where
+// it lies (copies it out, or reduces it into its accumulator) and adds one to acks.
+// A tag is (call number << 24) + stage number + 1: calls on a communicator are ordered
+// alike on every rank, so a reader never mistakes a stage of an earlier call.
+// Memory per rank: entries x (kEntryBytes + 64) bytes, whatever the message.
+// Waiting is polite: a few spins, then sched_yield, so an oversubscribed node's ranks
+// give their core to the rank they wait for.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace canopy::shim {
+
+class StagingRing {
+ public:
+  static constexpr std::int64_t kEntryBytes = 64 * 1024;
+  // Two rounds of a reduce-scatter's stages (planner: shm-reduce-scatter-gather needs
+  // 2p), at least 8 for a broadcast's pipeline.
+  static int entries_for(int nranks) { return nranks * 2 > 8 ? nranks * 2 : 8; }
+
+  // Collective over `comm`: every rank gets a ring, or every rank gets null and `why`
+  // (the same answer everywhere: the ranks agree on the outcome). Declines when the
+  // ranks are not all on one node. `fail` injects a failure (CANOPY_FAULT=shm-unavailable).
+  static std::unique_ptr<StagingRing> create(MPI_Comm comm, bool fail, std::string& why);
+  ~StagingRing();  // MPI_Win_free: collective over the node, like the creation
+  StagingRing(const StagingRing&) = delete;
+  StagingRing& operator=(const StagingRing&) = delete;
+
+  int entries() const { return entries_; }
+  std::int64_t bytes_held() const { return static_cast<std::int64_t>(entries_) * (kEntryBytes + kFlagBytes); }
+  // The order in which rings were made in this process: MPI_Finalize frees them in it
+  // (the frees are collective, so every rank must take them in one order).
+  std::uint64_t sequence() const { return sequence_; }
+
+  // A new call begins: its stages get new tags.
+  void begin_call() { ++call_; }
+  // Stage number `stage` of this rank: claim() waits for its entry and returns it, to be
+  // filled (with at most kEntryBytes); publish() then hands it to `readers` reads.
+  char* claim(int stage);
+  void publish(int stage, int readers);
+  // Rank `writer`'s stage number `stage` of this call, once published (waits for it).
+  const char* wait_for(int writer, int stage);
+  // The read of `writer`'s stage is over: its entry may be reused.
+  void release(int writer, int stage);
+  // A private buffer of at least `bytes` (an operand unpacked or combined on the right).
+  char* scratch(std::size_t bytes) {
+    if (scratch_.size() < bytes) scratch_.resize(bytes);
+    return scratch_.data();
+  }
+
+ private:
+  static constexpr std::int64_t kFlagBytes = 64;
+  StagingRing() = default;
+  std::uint64_t tag(int stage) const { return (call_ << 24) + static_cast<std::uint64_t>(stage) + 1; }
+  std::uint64_t* published(int rank, int entry) const;
+  std::uint64_t* acks(int rank, int entry) const;
+
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  int rank_ = 0;
+  int entries_ = 0;
+  std::vector<char*> base_;              // each rank's part of the window
+  std::vector<std::uint64_t> promised_;  // reads promised so far per own entry
+  std::vector<char> scratch_;
+  std::uint64_t call_ = 0;
+  std::uint64_t sequence_ = 0;
+};
+
+}  // namespace canopy::shim

@@ -1,0 +1,215 @@
+// Reduce-scatter + gather over messages (reduce-scatter-gather) and through the node's
+// staging ring (shm-reduce-scatter-gather, shm-bcast): algorithms/reduce_scatter_gather.cpp
+// and algorithms/shm_bcast.cpp, and the staging steps of the IR (schedule.h) in the
+// validator, the simulator and the JSON form.
+#include "planner/schedule_json.h"
+#include "support.h"
+
+namespace canopy::planner {
+namespace {
+
+using testing::make_problem;
+using testing::plan_with;
+using testing::Sweep;
+
+Problem staged(Problem p, int entries, std::int64_t entry_bytes) {
+  p.staging_entries = entries;
+  p.staging_entry_bytes = entry_bytes;
+  return p;
+}
+
+TEST_CASE("reduce-scatter-gather and its staged form validate: p = 1..12, every root, commutative or not, "
+          "counts below and above p, several chunk sizes",
+          "[reduce-scatter-gather]") {
+  Sweep sweep;
+  int checked = 0;
+  for (int p = 1; p <= 12; ++p)
+    for (int root = 0; root < p; ++root)
+      for (bool commutative : {true, false})
+        for (std::int64_t count : {std::int64_t{1}, std::int64_t{p - 1 > 0 ? p - 1 : 1}, std::int64_t{1000}, std::int64_t{77777}})
+          for (std::int64_t seg : {std::int64_t{0}, std::int64_t{512}, std::int64_t{8192}}) {
+            const Problem problem = make_problem(Collective::Reduce, p, root, count, 4, commutative, seg, default_model());
+            const std::string what = "p=" + std::to_string(p) + " root=" + std::to_string(root) + " count=" +
+                                     std::to_string(count) + " seg=" + std::to_string(seg) +
+                                     (commutative ? "" : " non-commutative");
+            const Validation plain = validate(plan_with("reduce-scatter-gather", problem));
+            sweep.check(plain.ok, "reduce-scatter-gather " + what + ": " + plain.summary());
+            const Validation shm = validate(plan_with("shm-reduce-scatter-gather", staged(problem, 2 * p, 16384)));
+            sweep.check(shm.ok, "shm-reduce-scatter-gather " + what + ": " + shm.summary());
+            Problem bcast = staged(problem, 2, 16384);
+            bcast.collective = Collective::Bcast;
+            bcast.element_bytes = 1;
+            bcast.commutative = true;
+            const Validation b = validate(plan_with("shm-bcast", bcast));
+            sweep.check(b.ok, "shm-bcast " + what + ": " + b.summary());
+            checked += 3;
+          }
+  INFO(sweep.first);
+  CHECK(sweep.failures == 0);
+  CHECK(checked > 2000);
+}
+
+TEST_CASE("reduce-scatter-gather: every rank reduces a slice, the root combines only its own", "[reduce-scatter-gather]") {
+  const int p = 6;
+  const Schedule s = plan_with("reduce-scatter-gather",
+                               make_problem(Collective::Reduce, p, 2, 6000, 8, true, 0, default_model()));
+  REQUIRE(s.segments.size() == static_cast<std::size_t>(p));  // one slice each, no chunks asked
+  for (int r = 0; r < p; ++r) {
+    int reduces = 0;
+    for (const Step& st : s.steps[r]) reduces += st.kind == StepKind::Reduce;
+    CAPTURE(r);
+    CHECK(reduces == p - 1);  // its own slice's p-1 operands, no more
+  }
+}
+
+TEST_CASE("reduce-scatter-gather on 2 ranks: the simulator gives n (beta + gamma/2), a binomial tree n (beta + gamma)",
+          "[reduce-scatter-gather][simulate]") {
+  // Full duplex with overlap, no latency: each rank sends half (beta n/2, at the same
+  // time), reduces half (gamma n/2), and rank 1 sends its reduced half (beta n/2).
+  CostModel m = hockney_model(0, 1e-9, 2e-9);
+  m.duplex = Duplex::Full;
+  m.overlap = true;
+  const std::int64_t count = 1 << 20;  // bytes: element size 1
+  const double n = static_cast<double>(count);
+  const Problem problem = make_problem(Collective::Reduce, 2, 0, count, 1, true, 0, m);
+  const Simulation rsg = simulate(plan_with("reduce-scatter-gather", problem), m);
+  const Simulation tree = simulate(plan_with("binomial", problem), m);
+  REQUIRE(rsg.ok);
+  REQUIRE(tree.ok);
+  CHECK(rsg.makespan == Approx(n * (m.beta + m.gamma / 2)));
+  CHECK(tree.makespan == Approx(n * (m.beta + m.gamma)));
+  // The estimate is the simulation's here (one chunk per slice, no latency).
+  CHECK(find_algorithm(Collective::Reduce, "reduce-scatter-gather")->price(problem).makespan == Approx(rsg.makespan));
+}
+
+TEST_CASE("shm-reduce-scatter-gather on 2 ranks, one chunk per slice: the simulator gives 2 n c + n r / 2",
+          "[reduce-scatter-gather][simulate]") {
+  // Rank 1 stages the root's half of its input (c n/2), copies its own half in (c n/2),
+  // combines the root's staged half into it (r n/2) and stages the result (c n/2); the
+  // root copies it out (c n/2) after its own work (c n/2 + c n/2 + r n/2) is done.
+  CostModel m = hockney_model(1e-6, 1e-9, 3e-10);
+  m.copy_per_byte = 1e-10;
+  const std::int64_t count = 1 << 16;
+  const double n = static_cast<double>(count) * 8;
+  const Problem problem =
+      staged(make_problem(Collective::Reduce, 2, 0, count, 8, true, count * 8 / 2, m), 4, std::int64_t{1} << 20);
+  const Schedule s = plan_with("shm-reduce-scatter-gather", problem);
+  REQUIRE(s.segments.size() == 2);
+  const Simulation sim = simulate(s, m);
+  REQUIRE(sim.ok);
+  CHECK(sim.makespan == Approx(2 * n * m.copy_per_byte + n * m.gamma / 2));
+  // Pipelined in chunks the two ranks overlap: below the serial copy-then-reduce bound n (c + r).
+  const Schedule chunked =
+      plan_with("shm-reduce-scatter-gather", staged(make_problem(Collective::Reduce, 2, 0, count, 8, true, 16384, m), 8, 65536));
+  const Simulation pipelined = simulate(chunked, m);
+  REQUIRE(pipelined.ok);
+  CHECK(pipelined.makespan < n * (m.copy_per_byte + m.gamma));
+}
+
+TEST_CASE("shm-reduce-scatter-gather gives the root a smaller slice when copies cost", "[reduce-scatter-gather]") {
+  CostModel m = hockney_model(1e-6, 1e-9, 3e-10);
+  m.copy_per_byte = 1e-10;
+  const int p = 4;
+  const std::int64_t count = 1 << 20;
+  const Schedule s = plan_with("shm-reduce-scatter-gather",
+                               staged(make_problem(Collective::Reduce, p, 1, count, 4, true, 0, m), 2 * p, 1 << 20));
+  // Elements reduced by each owner: the ranks whose FetchReduce steps name the segment.
+  std::vector<std::int64_t> owned(p, 0);
+  for (int r = 0; r < p; ++r)
+    for (const Step& st : s.steps[r])
+      if (st.kind == StepKind::Copy) owned[r] += s.segments[st.segment].count;
+  // s0 = n (r - c + c/(p-1)) / (p r - c + c/(p-1)), the balance of the comment.
+  const double c = m.copy_per_byte, r = m.gamma;
+  const double expected = static_cast<double>(count) * (r - c + c / (p - 1)) / (p * r - c + c / (p - 1));
+  CHECK(static_cast<double>(owned[1]) == Approx(expected).margin(1));
+  CHECK(owned[1] < owned[0]);
+  CHECK(std::accumulate(owned.begin(), owned.end(), std::int64_t{0}) == count);
+}
+
+TEST_CASE("shm-bcast: the root stages each chunk once, every other rank copies it out", "[reduce-scatter-gather]") {
+  CostModel m = default_model();
+  const int p = 5;
+  const Problem problem = staged(make_problem(Collective::Bcast, p, 3, 1 << 20, 1, true, 65536, m), 4, 1 << 17);
+  const Schedule s = plan_with("shm-bcast", problem);
+  REQUIRE(s.segments.size() == 16);
+  CHECK(s.steps[3].size() == 16);
+  for (const Step& st : s.steps[3]) CHECK((st.kind == StepKind::Stage && st.readers == p - 1));
+  const Simulation sim = simulate(s, m);
+  REQUIRE(sim.ok);
+  // n c (1 + 1/q): the readers keep pace with the root.
+  const double n = 1 << 20;
+  CHECK(sim.makespan == Approx(n * m.copy_per_byte * (1 + 1.0 / 16)));
+}
+
+TEST_CASE("The validator and the simulator refuse a staging ring too small for the schedule's order",
+          "[reduce-scatter-gather][validate]") {
+  const Problem problem = staged(make_problem(Collective::Reduce, 3, 0, 3000, 4, true, 0, default_model()), 6, 65536);
+  Schedule s = plan_with("shm-reduce-scatter-gather", problem);
+  REQUIRE(validate(s).ok);
+  s.staging_entries = 1;  // every rank's second stage waits for a reader still staging its own
+  const Validation v = validate(s);
+  CHECK_FALSE(v.ok);
+  CHECK_THAT(v.summary(), Catch::Contains("deadlock"));
+  const Simulation sim = simulate(s, problem.model);
+  CHECK_FALSE(sim.ok);
+}
+
+TEST_CASE("The validator catches staging mistakes", "[reduce-scatter-gather][validate]") {
+  const Problem problem = staged(make_problem(Collective::Reduce, 3, 1, 3000, 4, false, 0, default_model()), 6, 65536);
+  const Schedule good = plan_with("shm-reduce-scatter-gather", problem);
+  REQUIRE(validate(good).ok);
+  auto first = [](Schedule& s, StepKind kind) -> Step& {
+    for (auto& steps : s.steps)
+      for (Step& st : steps)
+        if (st.kind == kind) return st;
+    FAIL("no such step");
+    return s.steps[0][0];
+  };
+  {
+    Schedule s = good;
+    first(s, StepKind::Stage).readers = 2;
+    CHECK_THAT(validate(s).summary(), Catch::Contains("declares 2"));
+  }
+  {
+    Schedule s = good;
+    Step& st = first(s, StepKind::FetchReduce);
+    st.incoming_is_left = !st.incoming_is_left;
+    CHECK_THAT(validate(s).summary(), Catch::Contains("out of rank order"));
+  }
+  {
+    Schedule s = good;
+    first(s, StepKind::Fetch).slot = 9999;
+    CHECK_THAT(validate(s).summary(), Catch::Contains("no such stage"));
+  }
+  {
+    Schedule s = good;
+    s.staging_entry_bytes = 16;
+    CHECK_THAT(validate(s).summary(), Catch::Contains("larger than a staging entry"));
+  }
+  {
+    Schedule s = good;
+    s.staging_entries = 0;
+    CHECK_THAT(validate(s).summary(), Catch::Contains("no staging ring"));
+  }
+}
+
+TEST_CASE("Staged schedules survive the JSON form", "[reduce-scatter-gather][json]") {
+  const Problem problem = staged(make_problem(Collective::Reduce, 4, 2, 5000, 8, false, 4096, default_model()), 8, 65536);
+  const Schedule s = plan_with("shm-reduce-scatter-gather", problem);
+  const Schedule back = schedule_from_json(schedule_to_json(s));
+  CHECK(back.staging_entries == s.staging_entries);
+  CHECK(back.staging_entry_bytes == s.staging_entry_bytes);
+  CHECK(back.steps == s.steps);
+  CHECK(validate(back).ok);
+}
+
+TEST_CASE("The staged algorithms decline a problem without a staging ring", "[reduce-scatter-gather]") {
+  const Problem problem = make_problem(Collective::Reduce, 4, 0, 5000, 8, true, 0, default_model());
+  CHECK_THROWS_AS(plan_with("shm-reduce-scatter-gather", problem), PlanError);
+  Problem bcast = problem;
+  bcast.collective = Collective::Bcast;
+  CHECK_THROWS_AS(plan_with("shm-bcast", bcast), PlanError);
+}
+
+}  // namespace
+}  // namespace canopy::planner
