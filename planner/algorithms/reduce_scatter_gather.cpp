@@ -44,14 +44,12 @@
 #include <tuple>
 
 #include "planner/segments.h"
+#include "planner/staged.h"
 
 namespace canopy::planner {
 
 namespace {
 
-// The staging ring's chunk when the problem names no segment size: big enough that a
-// chunk's flag costs little against its copy, small enough to stay in a core's cache.
-constexpr std::int64_t kDefaultStagedChunkBytes = 64 * 1024;
 
 struct Slices {
   std::vector<Segment> segments;
@@ -234,10 +232,7 @@ Schedule plan_staged(const Problem& problem) {
   if (problem.staging_entries < 2 * p)
     throw PlanError(std::string(kName) + ": a ring of " + std::to_string(problem.staging_entries) +
                     " entries is less than two rounds of " + std::to_string(p) + " stages");
-  // Chunks: the asked segment size, or the default, never over 3/4 of an entry (a
-  // size class rescales the layout for counts up to 2^(1/4) larger, size_class.h).
-  std::int64_t chunk = problem.segment_bytes > 0 ? problem.segment_bytes : kDefaultStagedChunkBytes;
-  chunk = std::min(chunk, problem.staging_entry_bytes * 3 / 4);
+  const std::int64_t chunk = staged_chunk_bytes(problem);
   if (chunk < problem.element_bytes)
     throw PlanError(std::string(kName) + ": an element is larger than a staging entry");
   const double c = problem.model.copy_per_byte, r = problem.model.gamma;

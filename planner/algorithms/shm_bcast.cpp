@@ -8,11 +8,11 @@
 // last copy ends one chunk after the root's last stage:
 //   T = n c + (n/q) c = n c (1 + 1/q)
 // when readers keep pace (each copies what the root copies); the simulator prices it.
-// Decision: chunks of the problem's segment size, else 64 KiB, never over 3/4 of an
-// entry (a size class rescales a layout for counts up to 2^(1/4) larger).
+// Chunks: staged_chunk_bytes (staged.h).
 #include <algorithm>
 
 #include "planner/segments.h"
+#include "planner/staged.h"
 
 namespace canopy::planner {
 
@@ -22,8 +22,7 @@ Schedule plan_shm_bcast_bcast(const Problem& problem) {
   if (problem.collective != Collective::Bcast) throw PlanError(std::string(kName) + " plans broadcasts");
   if (problem.staging_entries < 2)
     throw PlanError(std::string(kName) + " needs a staging ring (every rank on one node, CANOPY_SHM not off)");
-  std::int64_t chunk = problem.segment_bytes > 0 ? problem.segment_bytes : 64 * 1024;
-  chunk = std::min(chunk, problem.staging_entry_bytes * 3 / 4);
+  const std::int64_t chunk = staged_chunk_bytes(problem);
   if (chunk < problem.element_bytes) throw PlanError(std::string(kName) + ": an element is larger than a staging entry");
   Schedule s;
   s.collective = Collective::Bcast;

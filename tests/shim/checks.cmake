@@ -320,3 +320,13 @@ add_test(NAME "mpi preload: topology auto on one node logs none"
                  ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:log_calls>)
 set_tests_properties("mpi preload: topology auto on one node logs none" PROPERTIES
                      ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=auto" LABELS "mpi;preload" TIMEOUT 120)
+
+# The staging ring cannot be made (forced with CANOPY_FAULT=shm-unavailable): with
+# CANOPY_SHM=window rank 0 says so once per communicator, the call that found out runs
+# native MPI, later ones are planned without the ring, and every result is right.
+add_test(NAME "mpi preload: staging ring unavailable, calls fall back"
+         COMMAND ${expect} 1 8 "CANOPY_SHM=window: the node's staging ring .* cannot be made \\(CANOPY_FAULT=shm-unavailable\\)" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:reduce_matrix>)
+set_tests_properties("mpi preload: staging ring unavailable, calls fall back" PROPERTIES
+                     ENVIRONMENT "CANOPY_SHM=window;CANOPY_FAULT=shm-unavailable;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
+                     LABELS "mpi;preload" TIMEOUT 120)
