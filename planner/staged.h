@@ -19,10 +19,13 @@ namespace canopy::planner {
 // chunks 63 us, 32 KiB 47 us, 48 KiB 46 us; 64 KiB: 3.7, 3.1, 4.7 us).
 constexpr std::int64_t kMinStagedChunkBytes = 32 * 1024;
 
-inline std::int64_t staged_chunk_bytes(const Problem& problem) {
+// A reduction hands over three times per chunk (operand, reduced chunk, and the next
+// round's entry), so it takes whole entries' worth (3/4 of one) whatever it is asked:
+// 1 MiB reduce on 2 ranks, 103 us per call with 48 KiB chunks, 128 with 32 KiB.
+inline std::int64_t staged_chunk_bytes(const Problem& problem, std::int64_t smallest = kMinStagedChunkBytes) {
   const std::int64_t largest = problem.staging_entry_bytes * 3 / 4;
   if (problem.segment_bytes <= 0) return largest;
-  return std::clamp(problem.segment_bytes, std::min(kMinStagedChunkBytes, largest), largest);
+  return std::clamp(problem.segment_bytes, std::min(smallest, largest), largest);
 }
 
 }  // namespace canopy::planner

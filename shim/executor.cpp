@@ -62,6 +62,18 @@ class RankRun {
         case Fused::RecvIntoAccumulator: receive_into_accumulator(step); continue;
         case Fused::SkipCopy: continue;
         case Fused::ReduceInput: reduce_input(step); continue;
+        case Fused::CopyIntoEntry:
+          if (!packed_is_layout()) break;  // this call's datatype is packed: run as written
+          copy_into_entry(steps, i);
+          continue;
+        case Fused::ReduceInEntry:
+          if (!packed_is_layout()) break;
+          fetch_reduce(step, open_entry_);
+          continue;
+        case Fused::PublishEntry:
+          if (!packed_is_layout()) break;
+          b_.ring->publish(step.slot, step.readers);
+          continue;
       }
       switch (step.kind) {
         case StepKind::Recv: receive(step); break;
@@ -70,7 +82,7 @@ class RankRun {
         case StepKind::Copy: copy(step); break;
         case StepKind::Stage: stage(step); break;
         case StepKind::Fetch: fetch(step); break;
-        case StepKind::FetchReduce: fetch_reduce(step); break;
+        case StepKind::FetchReduce: fetch_reduce(step, acc(step.segment)); break;
       }
     }
     for (auto& r : sends_) note(wait_politely(&r));
@@ -187,7 +199,17 @@ class RankRun {
     b_.ring->release(st.peer, st.slot);
   }
 
-  void fetch_reduce(const Step& st) {
+  // The fused start of a segment this rank builds and stages (fusions_for): its ring
+  // entry, claimed now, takes the input and then the staged operands.
+  void copy_into_entry(const std::vector<Step>& steps, std::size_t i) {
+    const int seg = steps[i].segment;
+    std::size_t j = i + 1;
+    while (!(steps[j].kind == StepKind::Stage && steps[j].segment == seg)) ++j;  // fusions_for found it
+    open_entry_ = b_.ring->claim(steps[j].slot);
+    std::memcpy(open_entry_, input(seg), bytes(seg));
+  }
+
+  void fetch_reduce(const Step& st, char* into) {
     before_write(st.segment);
     const char* staged = b_.ring->wait_for(st.peer, st.slot);
     if (error_ != MPI_SUCCESS) {
@@ -197,7 +219,7 @@ class RankRun {
     const int n = count(st.segment);
     if ((s_.commutative || st.incoming_is_left) && packed_is_layout()) {
       // Reduced where it lies: the staged operand is MPI_Reduce_local's input.
-      note(PMPI_Reduce_local(staged, acc(st.segment), n, layout_.type, op_));
+      note(PMPI_Reduce_local(staged, into, n, layout_.type, op_));
       b_.ring->release(st.peer, st.slot);
       return;
     }
@@ -211,10 +233,10 @@ class RankRun {
     b_.ring->release(st.peer, st.slot);
     if (error_ != MPI_SUCCESS) return;
     if (s_.commutative || st.incoming_is_left) {
-      note(PMPI_Reduce_local(operand, acc(st.segment), n, layout_.type, op_));
+      note(PMPI_Reduce_local(operand, into, n, layout_.type, op_));
     } else {
-      note(PMPI_Reduce_local(acc(st.segment), operand, n, layout_.type, op_));
-      note(copy_elements(operand, acc(st.segment), n, layout_, comm_));
+      note(PMPI_Reduce_local(into, operand, n, layout_.type, op_));
+      note(copy_elements(operand, into, n, layout_, comm_));
     }
   }
 
@@ -230,10 +252,42 @@ class RankRun {
   std::vector<MPI_Request>& slot_recv_;
   std::vector<MPI_Request>& sends_;
   std::vector<std::vector<std::size_t>>& readers_;
+  char* open_entry_ = nullptr;  // the ring entry a fused segment is being built in
   int error_ = MPI_SUCCESS;
 };
 
 }  // namespace
+
+// A segment this rank builds and then stages, "copy my input into the accumulator;
+// combine staged operands into it (fetch-reduce); stage it", copies it twice. Built
+// in the ring entry its stage will use, it is copied once: the copy claims the entry
+// (waiting, as the stage would, for the entry's previous readers), the reductions work
+// in it, and the stage only publishes it. The entry is claimed earlier than the stage
+// step says; the staged algorithms leave a whole round of stages between an entry's
+// uses (planner/algorithms/reduce_scatter_gather.cpp), so the wait is the same one.
+// Only when nothing else touches the segment in between, and only for datatypes whose
+// elements are contiguous bytes (checked per call: otherwise the steps run as written).
+static void fuse_staged_segments(const std::vector<Step>& steps, std::vector<Fused>& fused) {
+  for (std::size_t j = 0; j < steps.size(); ++j) {
+    const Step& stage = steps[j];
+    if (stage.kind != StepKind::Stage || stage.buffer != Buffer::Accumulator) continue;
+    std::size_t i = j;
+    bool clean = true;
+    std::vector<std::size_t> reductions;
+    while (i-- > 0) {
+      const Step& st = steps[i];
+      if (st.segment != stage.segment) continue;
+      if (st.kind == StepKind::FetchReduce) reductions.push_back(i);
+      else if (st.kind == StepKind::Copy) break;
+      else clean = false;
+      if (!clean) break;
+    }
+    if (!clean || i >= j || steps[i].kind != StepKind::Copy || fused[i] != Fused::No) continue;
+    fused[i] = Fused::CopyIntoEntry;
+    for (std::size_t r : reductions) fused[r] = Fused::ReduceInEntry;
+    fused[j] = Fused::PublishEntry;
+  }
+}
 
 // A segment's usual start, "copy my input into the accumulator; receive a child's
 // operand into a slot; reduce the slot into the accumulator", makes three passes
@@ -247,6 +301,7 @@ std::vector<Fused> fusions_for(const Schedule& s, int rank, bool input_is_accumu
   const std::vector<Step>& steps = s.steps_of(rank);
   std::vector<Fused> fused(steps.size(), Fused::No);
   if (input_is_accumulator) return fused;
+  fuse_staged_segments(steps, fused);
   for (std::size_t r = 0; r < steps.size(); ++r) {
     const Step& reduce = steps[r];
     if (reduce.kind != StepKind::Reduce || (!s.commutative && reduce.incoming_is_left)) continue;

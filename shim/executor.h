@@ -8,7 +8,8 @@
 // One local shortcut keeps the messages and operands but saves a pass over the data:
 // a segment's first operand may be received straight into the accumulator and this
 // rank's input reduced into it, instead of copying the input in and reducing a slot
-// (executor.cpp, find_fusions, says when).
+// (executor.cpp, find_fusions, says when). Likewise a segment copied in, combined with
+// staged operands and then staged is built in its ring entry itself (one copy less).
 // Staging ring steps (planner/schedule.h) copy with memcpy and reduce with
 // MPI_Reduce_local straight from the writer's entry (StagingRing waits politely).
 // An MPI error does not stop the walk: the rank still posts every message so its
@@ -29,7 +30,7 @@ namespace canopy::shim {
 // with its neighbours. It depends only on the rank's steps, the operation's
 // commutativity and whether the input is the accumulator, so a plan computes it once
 // (fusions_for) and every call reuses it.
-enum class Fused : unsigned char { No, RecvIntoAccumulator, SkipCopy, ReduceInput };
+enum class Fused : unsigned char { No, RecvIntoAccumulator, SkipCopy, ReduceInput, CopyIntoEntry, ReduceInEntry, PublishEntry };
 std::vector<Fused> fusions_for(const planner::Schedule& schedule, int rank, bool input_is_accumulator);
 
 // The executor's bookkeeping, kept from call to call (one per communicator: MPI runs

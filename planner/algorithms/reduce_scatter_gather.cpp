@@ -34,10 +34,12 @@
 // round t only for stages of round t; the validator proves it for every schedule.
 // The root's slice is smaller, because the root also copies every other slice out.
 // With per-byte copy c and reduction r (the model's copy_per_byte and gamma), a non-root
-// owner of s bytes works (n - s) c + s c + (p-1) s r + s c = n c + s (c + (p-1) r), the
-// root with s0 bytes 2 (n - s0) c + s0 c + (p-1) s0 r; with s = (n - s0)/(p-1) they are
-// equal when s0 = n (r - c + c/(p-1)) / (p r - c + c/(p-1)) (n/p when copies are free),
-// clamped to [0, n/p].
+// owner of s bytes stages the rest of its input, (n - s) c, and builds its slice in the
+// ring entry that stages it (the executor's fusion, shim/executor.cpp): s c + (p-1) s r;
+// the root with s0 bytes stages (n - s0) c, copies and reduces its own s0 c + (p-1) s0 r
+// and copies the others' out, (n - s0) c. With s = (n - s0)/(p-1) they are equal when
+//   s0 = n (r - c) / (p r - c),
+// clamped to [0, n/p]: no slice at all where copies cost as much as reductions.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -232,16 +234,12 @@ Schedule plan_staged(const Problem& problem) {
   if (problem.staging_entries < 2 * p)
     throw PlanError(std::string(kName) + ": a ring of " + std::to_string(problem.staging_entries) +
                     " entries is less than two rounds of " + std::to_string(p) + " stages");
-  const std::int64_t chunk = staged_chunk_bytes(problem);
+  const std::int64_t chunk = staged_chunk_bytes(problem, problem.staging_entry_bytes);
   if (chunk < problem.element_bytes)
     throw PlanError(std::string(kName) + ": an element is larger than a staging entry");
   const double c = problem.model.copy_per_byte, r = problem.model.gamma;
   double share = 1.0 / p;
-  if (p > 1) {
-    const double tail = c / (p - 1);
-    const double denominator = p * r - c + tail;
-    if (denominator > 0) share = std::clamp((r - c + tail) / denominator, 0.0, 1.0 / p);
-  }
+  if (p > 1 && p * r - c > 0) share = std::clamp((r - c) / (p * r - c), 0.0, 1.0 / p);
   Slices sl = cut_slices(problem, share, chunk);
   Schedule s = header(problem, kName, sl.segments);
   s.staging_entries = problem.staging_entries;
@@ -270,6 +268,10 @@ Schedule plan_staged(const Problem& problem) {
     reads.push_back({reader, s.steps[reader].size(), {step.peer, step.segment, result}});
     s.steps[reader].push_back(step);
   };
+  auto root_fetches = [&](std::size_t t) {
+    for (int j = 0; j < p; ++j)
+      if (j != problem.root && t < sl.of[j].size()) read(problem.root, Step::fetch(j, sl.of[j][t], -1), true);
+  };
   for (std::size_t t = 0; t < rounds; ++t) {
     for (int i = 0; i < p; ++i) {
       for (int k = 1; k < p; ++k) {
@@ -282,10 +284,11 @@ Schedule plan_staged(const Problem& problem) {
       for (int q : combine_order(p, i)) read(i, Step::fetch_reduce(q, g, -1, q < i), false);
       if (i != problem.root) stage(i, g, true, Buffer::Accumulator);
     }
-    // The root copies round t's reduced chunks out as they come.
-    for (int j = 0; j < p; ++j)
-      if (j != problem.root && t < sl.of[j].size()) read(problem.root, Step::fetch(j, sl.of[j][t], -1), true);
+    // The root copies out the reduced chunks of the round before: those of this round
+    // are still being reduced while it reduces its own.
+    if (t > 0) root_fetches(t - 1);
   }
+  if (rounds > 0) root_fetches(rounds - 1);
   for (const PendingRead& pending : reads) s.steps[pending.rank][pending.index].slot = stage_number.at(pending.key);
   return s;
 }

@@ -82,11 +82,12 @@ TEST_CASE("reduce-scatter-gather on 2 ranks: the simulator gives n (beta + gamma
   CHECK(find_algorithm(Collective::Reduce, "reduce-scatter-gather")->price(problem).makespan == Approx(rsg.makespan));
 }
 
-TEST_CASE("shm-reduce-scatter-gather on 2 ranks, one chunk per slice: the simulator gives 2 n c + n r / 2",
+TEST_CASE("shm-reduce-scatter-gather on 2 ranks, one chunk per slice: the simulator gives n c + b (r + 2c)",
           "[reduce-scatter-gather][simulate]") {
-  // Rank 1 stages the root's half of its input (c n/2), copies its own half in (c n/2),
-  // combines the root's staged half into it (r n/2) and stages the result (c n/2); the
-  // root copies it out (c n/2) after its own work (c n/2 + c n/2 + r n/2) is done.
+  // With the root's slice a and rank 1's b >= a: rank 1 stages a (c a), copies b in
+  // (c b), combines the root's staged b into it (r b; staged at c b, long done) and
+  // stages the result (c b); the root's own work (c b + c a + r a) ends earlier, so its
+  // copy of the result (c b) starts at n c + b r + b c.
   CostModel m = hockney_model(1e-6, 1e-9, 3e-10);
   m.copy_per_byte = 1e-10;
   const std::int64_t count = 1 << 16;
@@ -95,9 +96,11 @@ TEST_CASE("shm-reduce-scatter-gather on 2 ranks, one chunk per slice: the simula
       staged(make_problem(Collective::Reduce, 2, 0, count, 8, true, count * 8 / 2, m), 4, std::int64_t{1} << 20);
   const Schedule s = plan_with("shm-reduce-scatter-gather", problem);
   REQUIRE(s.segments.size() == 2);
+  const double a = static_cast<double>(s.segment_bytes(0)), b = static_cast<double>(s.segment_bytes(1));
+  REQUIRE(b >= a);
   const Simulation sim = simulate(s, m);
   REQUIRE(sim.ok);
-  CHECK(sim.makespan == Approx(2 * n * m.copy_per_byte + n * m.gamma / 2));
+  CHECK(sim.makespan == Approx(n * m.copy_per_byte + b * (m.gamma + 2 * m.copy_per_byte)));
   // Pipelined in chunks the two ranks overlap: below the serial copy-then-reduce bound n (c + r).
   const Schedule chunked =
       plan_with("shm-reduce-scatter-gather", staged(make_problem(Collective::Reduce, 2, 0, count, 8, true, 16384, m), 8, 65536));
@@ -118,9 +121,9 @@ TEST_CASE("shm-reduce-scatter-gather gives the root a smaller slice when copies 
   for (int r = 0; r < p; ++r)
     for (const Step& st : s.steps[r])
       if (st.kind == StepKind::Copy) owned[r] += s.segments[st.segment].count;
-  // s0 = n (r - c + c/(p-1)) / (p r - c + c/(p-1)), the balance of the comment.
+  // s0 = n (r - c) / (p r - c), the balance of the comment.
   const double c = m.copy_per_byte, r = m.gamma;
-  const double expected = static_cast<double>(count) * (r - c + c / (p - 1)) / (p * r - c + c / (p - 1));
+  const double expected = static_cast<double>(count) * (r - c) / (p * r - c);
   CHECK(static_cast<double>(owned[1]) == Approx(expected).margin(1));
   CHECK(owned[1] < owned[0]);
   CHECK(std::accumulate(owned.begin(), owned.end(), std::int64_t{0}) == count);
@@ -143,7 +146,9 @@ TEST_CASE("shm-bcast: the root stages each chunk once, every other rank copies i
 
 TEST_CASE("The validator and the simulator refuse a staging ring too small for the schedule's order",
           "[reduce-scatter-gather][validate]") {
-  const Problem problem = staged(make_problem(Collective::Reduce, 3, 0, 3000, 4, true, 0, default_model()), 6, 65536);
+  CostModel m = hockney_model(1e-6, 1e-9, 3e-10);  // reductions dearer than copies: every rank owns a slice
+  m.copy_per_byte = 1e-10;
+  const Problem problem = staged(make_problem(Collective::Reduce, 3, 0, 3000, 4, true, 0, m), 6, 65536);
   Schedule s = plan_with("shm-reduce-scatter-gather", problem);
   REQUIRE(validate(s).ok);
   s.staging_entries = 1;  // every rank's second stage waits for a reader still staging its own
