@@ -29,4 +29,19 @@ void check_problem(const Problem& p) {
   }  // throws on a layout that does not fit
 }
 
+Schedule empty_schedule(const Problem& problem, const std::string& algorithm, std::vector<Segment> segments) {
+  Schedule s;
+  s.collective = problem.collective;
+  s.algorithm = algorithm;
+  s.nranks = problem.nranks;
+  s.root = problem.root;
+  s.count = problem.count;
+  s.element_bytes = problem.element_bytes;
+  s.commutative = problem.commutative;
+  s.segments = std::move(segments);
+  s.steps.assign(problem.nranks, {});
+  s.slots.assign(problem.nranks, 0);
+  return s;
+}
+
 }  // namespace canopy::planner

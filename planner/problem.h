@@ -62,4 +62,9 @@ struct PlanError : std::runtime_error {
 // Checks the fields every algorithm relies on; throws PlanError.
 void check_problem(const Problem& problem);
 
+// A schedule of `problem` by `algorithm` over `segments` with no steps yet: the header
+// (collective, ranks, root, count, element size, commutativity) and an empty step list
+// and no slots for every rank.
+Schedule empty_schedule(const Problem& problem, const std::string& algorithm, std::vector<Segment> segments);
+
 }  // namespace canopy::planner

@@ -56,15 +56,7 @@ namespace {
 // The frame of a schedule holding `view_rank`'s steps (-1: every rank's).
 Schedule frame(const Problem& p, const std::string& algorithm, int view_rank) {
   check_problem(p);
-  Schedule s;
-  s.collective = p.collective;
-  s.algorithm = algorithm;
-  s.nranks = p.nranks;
-  s.root = p.root;
-  s.count = p.count;
-  s.element_bytes = p.element_bytes;
-  s.commutative = p.commutative;
-  s.segments = problem_segments(p);
+  Schedule s = empty_schedule(p, algorithm, problem_segments(p));
   const int held = view_rank < 0 ? p.nranks : 1;
   s.steps.assign(held, {});
   s.slots.assign(held, 0);

@@ -290,16 +290,7 @@ class SymbolicRun {
       }
       case StepKind::Send: {
         RankSet content;
-        if (st.buffer == Buffer::Input) {
-          if (acc.written)
-            return fail("reads the input after the accumulator was written (unsafe with MPI_IN_PLACE)");
-          content = RankSet::single(r);
-        } else {
-          if (acc.pending_recv >= 0) return false;  // waits for the receive that fills it
-          if (acc.content.empty()) return fail("sends a segment that holds no data");
-          content = acc.content;
-          acc.sent = true;
-        }
+        if (!outgoing(r, st, acc, content, fail)) return false;
         posted_[r][i] = true;
         message_[r][i] = content;
         const StepRef to = m_.partner[r][i];
@@ -333,16 +324,7 @@ class SymbolicRun {
       }
       case StepKind::Stage: {
         RankSet content;
-        if (st.buffer == Buffer::Input) {
-          if (acc.written)
-            return fail("reads the input after the accumulator was written (unsafe with MPI_IN_PLACE)");
-          content = RankSet::single(r);
-        } else {
-          if (acc.pending_recv >= 0) return false;  // waits for the receive that fills it
-          if (acc.content.empty()) return fail("stages a segment that holds no data");
-          content = acc.content;
-          acc.sent = true;
-        }
+        if (!outgoing(r, st, acc, content, fail)) return false;
         // The ring entry's previous use must have been read by every reader.
         const int previous = st.slot - s_.staging_entries;
         if (previous >= 0 && reads_[r][previous] < static_cast<int>(m_.readers_of[r][previous].size())) return false;
@@ -397,6 +379,24 @@ class SymbolicRun {
       (*queued_)[r] = true;
       work_.push_back(r);
     }
+  }
+
+  // What a send or a stage carries: this rank's own contribution (the input) or what
+  // its accumulator holds. False when it must wait (the receive filling the
+  // accumulator is pending) or cannot go (then `fail` has said why).
+  template <typename Fail>
+  bool outgoing(int r, const Step& st, SegmentState& acc, RankSet& content, Fail& fail) {
+    if (st.buffer == Buffer::Input) {
+      if (acc.written) return fail("reads the input after the accumulator was written (unsafe with MPI_IN_PLACE)");
+      content = RankSet::single(r);
+      return true;
+    }
+    if (acc.pending_recv >= 0) return false;  // waits for the receive that fills it
+    if (acc.content.empty()) return fail(std::string(st.kind == StepKind::Stage ? "stages" : "sends") +
+                                         " a segment that holds no data");
+    content = acc.content;
+    acc.sent = true;
+    return true;
   }
 
   // The receive (r, i) and its send are both posted: the data lands.

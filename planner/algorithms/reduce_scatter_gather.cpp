@@ -118,21 +118,6 @@ std::vector<int> combine_order(int p, int i) {
   return order;
 }
 
-Schedule header(const Problem& problem, const char* name, std::vector<Segment> segments) {
-  Schedule s;
-  s.collective = Collective::Reduce;
-  s.algorithm = name;
-  s.nranks = problem.nranks;
-  s.root = problem.root;
-  s.count = problem.count;
-  s.element_bytes = problem.element_bytes;
-  s.commutative = problem.commutative;
-  s.segments = std::move(segments);
-  s.steps.assign(problem.nranks, {});
-  s.slots.assign(problem.nranks, 0);
-  return s;
-}
-
 // Where rank `src` stands in owner `dst`'s combine order (combine_order).
 int combine_position(int dst, int src) { return src < dst ? dst - 1 - src : src - 1; }
 
@@ -215,7 +200,7 @@ Slices p2p_slices(const Problem& problem) {
 
 Schedule plan_p2p(const Problem& problem) {
   Slices sl = p2p_slices(problem);
-  Schedule s = header(problem, "reduce-scatter-gather", sl.segments);
+  Schedule s = empty_schedule(problem, "reduce-scatter-gather", sl.segments);
   for (int i = 0; i < problem.nranks; ++i) s.steps[i] = p2p_steps(problem, sl, i, s.slots[i]);
   return s;
 }
@@ -241,7 +226,7 @@ Schedule plan_staged(const Problem& problem) {
   double share = 1.0 / p;
   if (p > 1 && p * r - c > 0) share = std::clamp((r - c) / (p * r - c), 0.0, 1.0 / p);
   Slices sl = cut_slices(problem, share, chunk);
-  Schedule s = header(problem, kName, sl.segments);
+  Schedule s = empty_schedule(problem, kName, sl.segments);
   s.staging_entries = problem.staging_entries;
   s.staging_entry_bytes = problem.staging_entry_bytes;
   for (const Segment& seg : s.segments)
@@ -302,7 +287,7 @@ Schedule plan_shm_reduce_scatter_gather_reduce(const Problem& problem) { return 
 Schedule view_reduce_scatter_gather_reduce(const Problem& problem, int rank) {
   Slices sl = p2p_slices(problem);
   if (rank < 0 || rank >= problem.nranks) throw PlanError("rank " + std::to_string(rank) + " outside the communicator");
-  Schedule s = header(problem, "reduce-scatter-gather", sl.segments);
+  Schedule s = empty_schedule(problem, "reduce-scatter-gather", sl.segments);
   s.steps.assign(1, {});
   s.slots.assign(1, 0);
   s.steps[0] = p2p_steps(problem, sl, rank, s.slots[0]);

@@ -24,23 +24,15 @@ Schedule plan_shm_bcast_bcast(const Problem& problem) {
     throw PlanError(std::string(kName) + " needs a staging ring (every rank on one node, CANOPY_SHM not off)");
   const std::int64_t chunk = staged_chunk_bytes(problem);
   if (chunk < problem.element_bytes) throw PlanError(std::string(kName) + ": an element is larger than a staging entry");
-  Schedule s;
-  s.collective = Collective::Bcast;
-  s.algorithm = kName;
-  s.nranks = problem.nranks;
-  s.root = problem.root;
-  s.count = problem.count;
-  s.element_bytes = problem.element_bytes;
-  s.commutative = problem.commutative;
-  s.segments = problem.segment_counts.empty() ? uniform_segments(problem.count, problem.element_bytes, chunk)
-                                              : problem_segments(problem);
+  Schedule s = empty_schedule(problem, kName,
+                              problem.segment_counts.empty()
+                                  ? uniform_segments(problem.count, problem.element_bytes, chunk)
+                                  : problem_segments(problem));
   for (const Segment& seg : s.segments)
     if (seg.count * problem.element_bytes > problem.staging_entry_bytes)
       throw PlanError(std::string(kName) + ": a segment of the layout is larger than a staging entry");
   s.staging_entries = problem.staging_entries;
   s.staging_entry_bytes = problem.staging_entry_bytes;
-  s.steps.assign(problem.nranks, {});
-  s.slots.assign(problem.nranks, 0);
   const int readers = problem.nranks - 1;
   if (readers == 0) return s;
   for (int g = 0; g < static_cast<int>(s.segments.size()); ++g) {
