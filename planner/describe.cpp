@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "planner/registry.h"
 #include "planner/tree.h"
 
 namespace canopy::planner {
@@ -39,11 +40,12 @@ std::string format_seconds(double seconds) {
 
 namespace {
 
-// The peers a list of steps talks to, each once, in order of first appearance.
-std::string peer_list(const std::vector<Step>& steps, StepKind kind) {
+// The peers of the steps `pick` selects, each once, in order of first appearance.
+template <typename Pick>
+std::string peer_list(const std::vector<Step>& steps, Pick pick) {
   std::vector<int> peers;
   for (const Step& st : steps)
-    if (st.kind == kind && std::find(peers.begin(), peers.end(), st.peer) == peers.end()) peers.push_back(st.peer);
+    if (pick(st) && std::find(peers.begin(), peers.end(), st.peer) == peers.end()) peers.push_back(st.peer);
   if (peers.empty()) return "none";
   std::string out;
   for (std::size_t i = 0; i < peers.size(); ++i) {
@@ -51,6 +53,24 @@ std::string peer_list(const std::vector<Step>& steps, StepKind kind) {
     out += (i ? ", " : "") + std::to_string(peers[i]);
   }
   return out;
+}
+
+// "rank r of p: N steps, K scratch slots; receives from ...; sends to ..." and, for a
+// schedule through the staging ring, whom it fetches from and how many segments it stages.
+std::string rank_summary(const Schedule& s, int rank) {
+  const std::vector<Step>& steps = s.steps_of(rank);
+  std::string out = "rank " + std::to_string(rank) + " of " + std::to_string(s.nranks) + ": " +
+                    std::to_string(steps.size()) + " steps, " + std::to_string(s.slots_of(rank)) +
+                    " scratch slots; receives from " +
+                    peer_list(steps, [](const Step& st) { return st.kind == StepKind::Recv; }) + "; sends to " +
+                    peer_list(steps, [](const Step& st) { return st.kind == StepKind::Send; });
+  if (s.uses_staging()) {
+    const auto stages = std::count_if(steps.begin(), steps.end(), [](const Step& st) { return st.kind == StepKind::Stage; });
+    out += "; fetches from " + peer_list(steps, [](const Step& st) {
+             return st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce;
+           }) + "; stages " + std::to_string(stages) + " segments";
+  }
+  return out + "\n";
 }
 
 std::string describe_steps(int rank, const std::vector<Step>& steps) {
@@ -66,12 +86,19 @@ std::string describe_steps(int rank, const std::vector<Step>& steps) {
 std::string describe_schedule(const Schedule& s, bool with_steps) {
   if (s.is_view()) {
     // One rank's steps: no tree to draw, but whom it hears from and talks to.
-    const std::vector<Step>& steps = s.steps_of(s.view_rank);
-    std::string out = "rank " + std::to_string(s.view_rank) + " of " + std::to_string(s.nranks) + ": " +
-                      std::to_string(steps.size()) + " steps, " + std::to_string(s.slots_of(s.view_rank)) +
-                      " scratch slots; receives from " + peer_list(steps, StepKind::Recv) + "; sends to " +
-                      peer_list(steps, StepKind::Send) + "\n";
-    return with_steps ? out + describe_steps(s.view_rank, steps) : out;
+    const std::string out = rank_summary(s, s.view_rank);
+    return with_steps ? out + describe_steps(s.view_rank, s.steps_of(s.view_rank)) : out;
+  }
+  const Algorithm* algorithm = find_algorithm(s.collective, s.algorithm);
+  if (s.uses_staging() || (algorithm && !algorithm->composable)) {
+    // Every rank reduces a slice, or data moves through the staging ring: no one tree.
+    constexpr int kShown = 16;
+    std::string out = "no single tree (every rank talks to several): each rank's peers:\n";
+    for (int r = 0; r < s.nranks && r < kShown; ++r) out += "  " + rank_summary(s, r);
+    if (s.nranks > kShown) out += "  ... (" + std::to_string(s.nranks - kShown) + " more ranks)\n";
+    if (!with_steps) return out;
+    for (int r = 0; r < s.nranks; ++r) out += describe_steps(r, s.steps[r]);
+    return out;
   }
   std::string out = "tree (" + std::string(s.collective == Collective::Reduce ? "children send to parents" :
                                                                                  "parents send to children") + "):\n";

@@ -1,4 +1,5 @@
-// What the staged algorithms (shm-*) share: the size of their chunks.
+// What the staged algorithms (shm-*) share: the ring Canopy gives a node's ranks
+// (shim/staging.h makes it) and the size of their chunks.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +19,18 @@ namespace canopy::planner {
 // the hand-overs well under the copies they overlap (1 MiB broadcast, 2 ranks: 16 KiB
 // chunks 63 us, 32 KiB 47 us, 48 KiB 46 us; 64 KiB: 3.7, 3.1, 4.7 us).
 constexpr std::int64_t kMinStagedChunkBytes = 32 * 1024;
+
+// The ring: entries of 64 KiB, two rounds of a reduce-scatter's stages per rank (2p,
+// what shm-reduce-scatter-gather needs), at least 8 for a broadcast's pipeline.
+constexpr std::int64_t kStagingEntryBytes = 64 * 1024;
+inline int staging_entries_for(int nranks) { return nranks * 2 > 8 ? nranks * 2 : 8; }
+
+// `problem` with that ring (every rank on one node).
+inline Problem with_staging_ring(Problem problem) {
+  problem.staging_entries = staging_entries_for(problem.nranks);
+  problem.staging_entry_bytes = kStagingEntryBytes;
+  return problem;
+}
 
 // A reduction hands over three times per chunk (operand, reduced chunk, and the next
 // round's entry), so it takes whole entries' worth (3/4 of one) whatever it is asked:

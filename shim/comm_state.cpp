@@ -380,10 +380,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   problem.commutative = key.commutative;
   problem.model = model;
   problem.topology = topology;
-  if (staging) {
-    problem.staging_entries = StagingRing::entries_for(size);
-    problem.staging_entry_bytes = StagingRing::kEntryBytes;
-  }
+  if (staging) problem = planner::with_staging_ring(problem);
   // The global settings, or what a CANOPY_CONFIG rule says for this size (rules come
   // with exact counts: PlanKey).
   const config::Choice choice = rt.settings.choice_for(key.collective, problem.bytes(), size);

@@ -25,14 +25,15 @@
 #include <string>
 #include <vector>
 
+#include "planner/staged.h"
+
 namespace canopy::shim {
 
 class StagingRing {
  public:
-  static constexpr std::int64_t kEntryBytes = 64 * 1024;
-  // Two rounds of a reduce-scatter's stages (planner: shm-reduce-scatter-gather needs
-  // 2p), at least 8 for a broadcast's pipeline.
-  static int entries_for(int nranks) { return nranks * 2 > 8 ? nranks * 2 : 8; }
+  // The ring's geometry is the planner's (planner/staged.h), so plans fit it.
+  static constexpr std::int64_t kEntryBytes = planner::kStagingEntryBytes;
+  static int entries_for(int nranks) { return planner::staging_entries_for(nranks); }
 
   // Collective over `comm`: every rank gets a ring, or every rank gets null and `why`
   // (the same answer everywhere: the ranks agree on the outcome). Declines when the

@@ -13,6 +13,7 @@
 #include "planner/registry.h"
 #include "planner/schedule_json.h"
 #include "planner/segments.h"
+#include "planner/staged.h"
 #include "planner/select.h"
 #include "planner/simulate.h"
 #include "planner/topology_json.h"
@@ -92,6 +93,7 @@ struct Options {
   std::string topology_file;
   std::shared_ptr<const Topology> topology;  // read from topology_file
   bool non_commutative = false;
+  bool shm = false;
   bool json = false;
   bool compare = false;
   bool steps = false;
@@ -119,7 +121,7 @@ Problem make_problem(const Options& o) {
   p.commutative = !o.non_commutative;
   p.model = o.model == "default" ? default_model() : parse_model(o.model);
   p.topology = o.topology;
-  return p;
+  return o.shm ? with_staging_ring(p) : p;
 }
 
 // What a topology file leaves out, for the one-line refusal: the first pair and how
@@ -287,7 +289,7 @@ int print_comparison(const Options& o, const Problem& problem) {
   const auto sizes = o.svg.empty() ? std::vector<std::int64_t>{}
                                    : canopy::tools::doubling_sizes(o.min_bytes, o.max_bytes, problem.element_bytes);
   nlohmann::json rows = nlohmann::json::array();
-  if (!o.json) std::printf("%-22s %9s %14s %14s\n", "algorithm", "segments", "segment bytes", "makespan");
+  if (!o.json) std::printf("%-25s %9s %14s %14s\n", "algorithm", "segments", "segment bytes", "makespan");
   for (const std::string& name : algorithm_names(problem.collective)) {
     Request request;
     request.algorithm = name;
@@ -296,7 +298,7 @@ int print_comparison(const Options& o, const Problem& problem) {
       const std::string why = "builds its tree over every rank; auto leaves it out above " +
                               std::to_string(kGlobalPlanningLimit) + " ranks (plan it with --algo " + name + ")";
       if (o.json) rows.push_back({{"algorithm", name}, {"left_out", why}});
-      else std::printf("%-22s left out: %s\n", name.c_str(), why.c_str());
+      else std::printf("%-25s left out: %s\n", name.c_str(), why.c_str());
       continue;
     }
     try {
@@ -311,11 +313,11 @@ int print_comparison(const Options& o, const Problem& problem) {
         rows.push_back({{"algorithm", name}, {"segments", segments}, {"segment_bytes", seg},
                         {"makespan", c.predicted}, {"exact", c.exact}});
       else
-        std::printf("%-22s %9lld %14lld %14.6g%s\n", name.c_str(), static_cast<long long>(segments),
+        std::printf("%-25s %9lld %14lld %14.6g%s\n", name.c_str(), static_cast<long long>(segments),
                     static_cast<long long>(seg), c.predicted, c.exact ? "" : " (estimate)");
     } catch (const PlanError& e) {
       if (o.json) rows.push_back({{"algorithm", name}, {"declined", e.what()}});
-      else std::printf("%-22s declined: %s\n", name.c_str(), e.what());
+      else std::printf("%-25s declined: %s\n", name.c_str(), e.what());
     }
   }
   if (o.json) {
@@ -358,6 +360,9 @@ int main(int argc, char** argv) {
                  "-p defaults to its number of ranks")
       ->type_name("FILE");
   app.add_flag("--non-commutative", o.non_commutative, "the reduction must combine operands in rank order");
+  app.add_flag("--shm", o.shm,
+               "every rank on one node with Canopy's staging ring (2 x ranks entries of 64 KiB): the shm-* "
+               "algorithms compete");
   app.add_flag("--json", o.json, "print JSON instead of text");
   app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
   app.add_flag("--steps", o.steps, "also print every rank's steps");
