@@ -120,7 +120,7 @@ class EventRun {
           const StepRef stage = match_.partner[r][i];
           const double staged = done(stage.rank, stage.index);
           if (staged == kUnset) break;
-          start = std::max(start, staged);
+          start = std::max(start, staged + (m_.kind == "overlap" ? 0.0 : kStagingHandoffSeconds));
           if (st.kind == StepKind::FetchReduce) cost = m_.reduce(bytes);
         }
         if (st.kind == StepKind::Reduce) {

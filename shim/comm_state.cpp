@@ -264,10 +264,11 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
 
 bool CommState::staging_offered() const {
   const Runtime& rt = runtime();
-  // One node: all of MPI_COMM_WORLD's, or this communicator's ranks by the world
-  // topology (there is none without CANOPY_TOPOLOGY=auto on several nodes: then no
-  // ring is offered rather than guessed).
-  const bool one_node = rt.nodes == 1 || (rt.topology && (!topology_ || topology_->nodes() == 1));
+  // One node by the world topology when there is one (a file may describe sites the
+  // test bed emulates on one machine: its nodes are what the planner plans for), else
+  // by MPI_COMM_TYPE_SHARED at MPI_Init: all of MPI_COMM_WORLD on one node. Several
+  // nodes and no topology: no ring is offered rather than guessed.
+  const bool one_node = rt.topology ? (!topology_ || topology_->nodes() == 1) : rt.nodes == 1;
   return rt.settings.shm != "off" && size_ > 1 && one_node && !staging_failed_;
 }
 
