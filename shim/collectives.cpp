@@ -336,7 +336,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     carve_scratch(*state, c.schedule, cut, layout, own_workspace ? count : 0, b,
                   own_workspace ? &workspace_acc : nullptr);
     b.accumulator = is_root ? recvbuf : workspace_acc;
-    b.ring = state->staging_ring();
+    b.ring = state->staging_if_made();  // run_plan made it for a staged schedule
     return execute(c.schedule, cut, state->rank(), b, layout, op, state->comm(),
                    c.fusions_for(state->rank(), b.input_is_accumulator), state->executor_scratch());
   };
@@ -392,7 +392,7 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     void* packed = nullptr;
     carve_scratch(*state, c.schedule, cut, bytes_layout, direct ? 0 : bytes, b, direct ? nullptr : &packed);
     b.accumulator = direct ? buffer : packed;
-    b.ring = state->staging_ring();
+    b.ring = state->staging_if_made();  // run_plan made it for a staged schedule
     const bool is_root = state->rank() == root;
     int err = MPI_SUCCESS;
     // (pack_elements / unpack_elements: MPI_Pack takes int sizes; bytes may exceed 2 GiB.)

@@ -277,6 +277,9 @@ StagingRing* CommState::staging_ring() {
   Runtime& rt = runtime();
   std::string why;
   staging_ = StagingRing::create(private_comm_, rt.settings.fault == "shm-unavailable", why);
+  if (staging_ && rank_ == 0)
+    rt.log->debug("staging ring made for a communicator of {} ranks: {} entries of {} bytes per rank", size_,
+                  staging_->entries(), StagingRing::kEntryBytes);
   if (!staging_) {
     staging_failed_ = true;
     drop_staged_plans_ = true;

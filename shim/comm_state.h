@@ -236,6 +236,8 @@ class CommState {
   // Whether new plans may use a staging ring: CANOPY_SHM is not off, the ranks share
   // one node (as far as MPI_Init found) and no attempt to make the ring failed.
   bool staging_offered() const;
+  // The ring if it was made (never makes one: not collective).
+  StagingRing* staging_if_made() { return staging_.get(); }
   // Frees the staging ring (collective over the node).
   void free_staging_ring() { staging_.reset(); }
   const StagingRing* staging() const { return staging_.get(); }

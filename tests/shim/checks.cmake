@@ -330,3 +330,19 @@ add_test(NAME "mpi preload: staging ring unavailable, calls fall back"
 set_tests_properties("mpi preload: staging ring unavailable, calls fall back" PROPERTIES
                      ENVIRONMENT "CANOPY_SHM=window;CANOPY_FAULT=shm-unavailable;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
                      LABELS "mpi;preload" TIMEOUT 120)
+
+# The ring is made only for a staged schedule: never for point-to-point ones (it is
+# collective and holds memory), and once per communicator for staged ones.
+foreach(case "p2p|0|0|CANOPY_REDUCE_ALGO=binomial;CANOPY_BCAST_ALGO=chain"
+             "staged|1|8|CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(GET parts 1 least)
+  list(GET parts 2 most)
+  list(SUBLIST parts 3 -1 env)
+  add_test(NAME "mpi preload: staging ring made only for staged schedules: ${name}"
+           COMMAND ${expect} ${least} ${most} "staging ring made for a communicator" --
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:reduce_matrix>)
+  set_tests_properties("mpi preload: staging ring made only for staged schedules: ${name}" PROPERTIES
+                       ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${env}" LABELS "mpi;preload" TIMEOUT 120)
+endforeach()
