@@ -219,7 +219,8 @@ TEST_CASE("settings: CANOPY_FINALIZE_PROGRESS", "[config]") {
 }
 
 TEST_CASE("settings: CANOPY_SHM", "[config]") {
-  CHECK(parse_settings({}).settings.shm == "auto");
+  CHECK(parse_settings({}).settings.shm == "off");
+  CHECK(parse_settings({{"CANOPY_SHM", "auto"}}).settings.shm == "auto");
   CHECK(parse_settings({{"CANOPY_SHM", "off"}}).settings.shm == "off");
   CHECK(parse_settings({{"CANOPY_SHM", "window"}}).settings.shm == "window");
   const auto bad = parse_settings({{"CANOPY_SHM", "cma"}});
@@ -227,5 +228,5 @@ TEST_CASE("settings: CANOPY_SHM", "[config]") {
   CHECK(bad.errors[0] == "CANOPY_SHM='cma' is not valid (allowed: auto, window, off); no staging ring (as off)");
   CHECK(bad.settings.shm == "off");
   // It changes which schedules ranks plan, so ranks must agree on it.
-  CHECK(canopy::config::fingerprint({{"CANOPY_SHM", "off"}}) != canopy::config::fingerprint({}));
+  CHECK(canopy::config::fingerprint({{"CANOPY_SHM", "auto"}}) != canopy::config::fingerprint({}));
 }

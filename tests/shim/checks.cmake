@@ -334,7 +334,7 @@ set_tests_properties("mpi preload: staging ring unavailable, calls fall back" PR
 # The ring is made only for a staged schedule: never for point-to-point ones (it is
 # collective and holds memory), and once per communicator for staged ones.
 foreach(case "p2p|0|0|CANOPY_REDUCE_ALGO=binomial;CANOPY_BCAST_ALGO=chain"
-             "staged|1|8|CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast")
+             "staged|1|8|CANOPY_SHM=auto;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)
   list(GET parts 1 least)
