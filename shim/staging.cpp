@@ -16,10 +16,22 @@ constexpr int kSpinsBeforeYield = 4096;
 // Spins briefly (the next chunk from another core is usually that close, and a
 // sched_yield is a system call), then yields the core at every check, so an
 // oversubscribed node's ranks give their core to the rank they wait for.
+//
+// Once it yields, every check also drives MPI's progress engine (an MPI_Iprobe on the
+// ring's own communicator, where no message is ever sent). A rank waiting here may owe
+// MPI progress to a rank that it waits for: a large message of the previous call, sent
+// to this rank by rendezvous, completes at its sender only after this rank's MPI
+// acknowledges it, and that sender must finish the send before it reads this rank's
+// entry. Without the probe the two ranks wait on each other for ever (seen: 3 ranks,
+// a point-to-point reduce then a staged broadcast, MPICH ch4:ucx).
 template <typename Ready>
-void wait_until(Ready ready) {
+void wait_until(Ready ready, MPI_Comm progress) {
   for (int spins = 0; !ready(); ++spins) {
-    if (spins >= kSpinsBeforeYield) sched_yield();
+    if (spins >= kSpinsBeforeYield) {
+      int flag = 0;
+      PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress, &flag, MPI_STATUS_IGNORE);
+      sched_yield();
+    }
   }
 }
 
@@ -113,7 +125,7 @@ char* StagingRing::claim(int stage) {
   const int entry = stage % entries_;
   std::uint64_t* done = acks(rank_, entry);
   const std::uint64_t needed = promised_[entry];
-  wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; });
+  wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; }, node_);
   return base_[rank_] + entries_ * kFlagBytes + entry * kEntryBytes;
 }
 
@@ -127,7 +139,7 @@ const char* StagingRing::wait_for(int writer, int stage) {
   const int entry = stage % entries_;
   const std::uint64_t* flag = published(writer, entry);
   const std::uint64_t want = tag(stage);
-  wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; });
+  wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; }, node_);
   return base_[writer] + entries_ * kFlagBytes + entry * kEntryBytes;
 }
 
