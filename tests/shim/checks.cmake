@@ -145,6 +145,16 @@ endforeach()
 find_package(Threads REQUIRED)
 target_link_libraries(threads PRIVATE Threads::Threads)
 
+# Canopy's reduction loops against this MPI's MPI_Reduce_local, bit for bit (built from
+# the shim's source with its -O3, so the loops tested are the loops shipped).
+add_executable(reduce_kernels_check ${shim_tests}/reduce_kernels_check.cpp ${PROJECT_SOURCE_DIR}/shim/reduce_kernels.cpp)
+target_include_directories(reduce_kernels_check PRIVATE ${PROJECT_SOURCE_DIR})
+set_source_files_properties(${PROJECT_SOURCE_DIR}/shim/reduce_kernels.cpp TARGET_DIRECTORY reduce_kernels_check
+                            PROPERTIES COMPILE_OPTIONS "-O3")
+target_link_libraries(reduce_kernels_check PRIVATE MPI::MPI_C)
+canopy_add_mpi_test(NAME "mpi native: reduce kernels equal MPI_Reduce_local" TARGET reduce_kernels_check NP 1
+                    PASS_REGULAR_EXPRESSION "[0-9]+ pairs checked, 0 failures")
+
 # Every call Canopy declines gives native MPI's results and is counted under its
 # reason (fallbacks --expect reads canopy_fallback_count on every rank); the first
 # call of each (collective, reason) is logged once per rank at debug level (6 lines

@@ -1,0 +1,165 @@
+#include "shim/reduce_kernels.h"
+
+#include <cstdint>
+
+// Each loop is built for AVX-512, AVX2 and the baseline; the loader picks the best the
+// CPU has (GCC and Clang function multiversioning on x86-64 with glibc's ifunc).
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define CANOPY_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef CANOPY_KERNEL
+#define CANOPY_KERNEL
+#endif
+
+namespace canopy::shim {
+
+namespace {
+
+// The operations, each as MPICH writes it with a = inout, b = in. Integer sums and
+// products go through the unsigned type: the same bits as two's complement wrapping,
+// without signed overflow's undefined behaviour.
+struct Sum {
+  template <typename T>
+  static T apply(T a, T b) {
+    return a + b;
+  }
+};
+struct Prod {
+  template <typename T>
+  static T apply(T a, T b) {
+    return a * b;
+  }
+};
+struct Min {
+  template <typename T>
+  static T apply(T a, T b) {
+    return a < b ? a : b;
+  }
+};
+struct Max {
+  template <typename T>
+  static T apply(T a, T b) {
+    return a > b ? a : b;
+  }
+};
+struct BitAnd {
+  template <typename T>
+  static T apply(T a, T b) {
+    return a & b;
+  }
+};
+struct BitOr {
+  template <typename T>
+  static T apply(T a, T b) {
+    return a | b;
+  }
+};
+struct BitXor {
+  template <typename T>
+  static T apply(T a, T b) {
+    return a ^ b;
+  }
+};
+
+// Inlined into each multiversioned kernel below, so it is vectorised for that kernel's
+// instruction set.
+template <typename T, typename Op>
+__attribute__((always_inline)) inline void loop(const void* in, void* inout, std::int64_t n) {
+  const T* __restrict b = static_cast<const T*>(in);
+  T* __restrict a = static_cast<T*>(inout);
+  for (std::int64_t i = 0; i < n; ++i) a[i] = static_cast<T>(Op::apply(a[i], b[i]));
+}
+
+#define CANOPY_DEFINE_KERNEL(name, T, Op) \
+  CANOPY_KERNEL void name(const void* in, void* inout, std::int64_t n) { loop<T, Op>(in, inout, n); }
+
+// Wrapping arithmetic and bitwise operations: by width only.
+#define CANOPY_WIDTH_KERNELS(bits)                            \
+  CANOPY_DEFINE_KERNEL(sum_u##bits, std::uint##bits##_t, Sum)     \
+  CANOPY_DEFINE_KERNEL(prod_u##bits, std::uint##bits##_t, Prod)   \
+  CANOPY_DEFINE_KERNEL(band_u##bits, std::uint##bits##_t, BitAnd) \
+  CANOPY_DEFINE_KERNEL(bor_u##bits, std::uint##bits##_t, BitOr)   \
+  CANOPY_DEFINE_KERNEL(bxor_u##bits, std::uint##bits##_t, BitXor) \
+  CANOPY_DEFINE_KERNEL(min_i##bits, std::int##bits##_t, Min)      \
+  CANOPY_DEFINE_KERNEL(max_i##bits, std::int##bits##_t, Max)
+CANOPY_WIDTH_KERNELS(8)
+CANOPY_WIDTH_KERNELS(16)
+CANOPY_WIDTH_KERNELS(32)
+CANOPY_WIDTH_KERNELS(64)
+CANOPY_DEFINE_KERNEL(sum_f32, float, Sum)
+CANOPY_DEFINE_KERNEL(prod_f32, float, Prod)
+CANOPY_DEFINE_KERNEL(sum_f64, double, Sum)
+CANOPY_DEFINE_KERNEL(prod_f64, double, Prod)
+
+enum class Number { Signed, Unsigned, Floating };
+
+struct Kernels {
+  ReduceKernel sum, prod, min, max, band, bor, bxor;
+};
+
+Kernels integer_kernels(int bytes, bool is_signed) {
+  switch (bytes) {
+    case 1: return {sum_u8, prod_u8, is_signed ? min_i8 : nullptr, is_signed ? max_i8 : nullptr, band_u8, bor_u8, bxor_u8};
+    case 2:
+      return {sum_u16, prod_u16, is_signed ? min_i16 : nullptr, is_signed ? max_i16 : nullptr, band_u16, bor_u16, bxor_u16};
+    case 4:
+      return {sum_u32, prod_u32, is_signed ? min_i32 : nullptr, is_signed ? max_i32 : nullptr, band_u32, bor_u32, bxor_u32};
+    case 8:
+      return {sum_u64, prod_u64, is_signed ? min_i64 : nullptr, is_signed ? max_i64 : nullptr, band_u64, bor_u64, bxor_u64};
+    default: return {};
+  }
+}
+
+// The kernels of one predefined type, by what its elements are. A size that does not
+// match its C type (a Fortran INTEGER built 8 bytes wide) gets none.
+Kernels kernels_of(MPI_Datatype type) {
+  struct Known {
+    MPI_Datatype type;
+    Number number;
+  };
+  // Handles are compile-time constants in MPICH and addresses of MPI's own objects in
+  // Open MPI: comparing them is valid in both.
+  const Known known[] = {
+      {MPI_DOUBLE, Number::Floating},         {MPI_FLOAT, Number::Floating},
+      {MPI_DOUBLE_PRECISION, Number::Floating}, {MPI_REAL, Number::Floating},
+      {MPI_INT, Number::Signed},              {MPI_LONG, Number::Signed},
+      {MPI_LONG_LONG, Number::Signed},        {MPI_LONG_LONG_INT, Number::Signed},
+      {MPI_SHORT, Number::Signed},            {MPI_SIGNED_CHAR, Number::Signed},
+      {MPI_INT8_T, Number::Signed},           {MPI_INT16_T, Number::Signed},
+      {MPI_INT32_T, Number::Signed},          {MPI_INT64_T, Number::Signed},
+      {MPI_INTEGER, Number::Signed},          {MPI_UNSIGNED, Number::Unsigned},
+      {MPI_UNSIGNED_LONG, Number::Unsigned},  {MPI_UNSIGNED_LONG_LONG, Number::Unsigned},
+      {MPI_UNSIGNED_SHORT, Number::Unsigned}, {MPI_UNSIGNED_CHAR, Number::Unsigned},
+      {MPI_UINT8_T, Number::Unsigned},        {MPI_UINT16_T, Number::Unsigned},
+      {MPI_UINT32_T, Number::Unsigned},       {MPI_UINT64_T, Number::Unsigned},
+  };
+  for (const Known& k : known) {
+    if (k.type != type) continue;
+    int bytes = 0;
+    if (PMPI_Type_size(type, &bytes) != MPI_SUCCESS) return {};
+    if (k.number != Number::Floating) return integer_kernels(bytes, k.number == Number::Signed);
+    if (bytes == 8) return {sum_f64, prod_f64, nullptr, nullptr, nullptr, nullptr, nullptr};
+    if (bytes == 4) return {sum_f32, prod_f32, nullptr, nullptr, nullptr, nullptr, nullptr};
+    return {};
+  }
+  return {};
+}
+
+}  // namespace
+
+ReduceKernel reduce_kernel(MPI_Op op, MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL || op == MPI_OP_NULL) return nullptr;
+  const Kernels k = kernels_of(type);
+  if (op == MPI_SUM) return k.sum;
+  if (op == MPI_PROD) return k.prod;
+  if (op == MPI_MIN) return k.min;
+  if (op == MPI_MAX) return k.max;
+  if (op == MPI_BAND) return k.band;
+  if (op == MPI_BOR) return k.bor;
+  if (op == MPI_BXOR) return k.bxor;
+  return nullptr;
+}
+
+}  // namespace canopy::shim

@@ -1,0 +1,150 @@
+// reduce_kernels_check: Canopy's reduction loops (shim/reduce_kernels.h) give exactly
+// what this MPI's MPI_Reduce_local gives, bit for bit, for every (operation, type) they
+// take, on random data and on the values where operations differ (NaN, infinities,
+// signed zeros, denormals, integer extremes whose sums and products wrap), at odd
+// lengths and unaligned starts. Also that floating MIN/MAX and user operations get no
+// loop (MPI_Reduce_local stays theirs). One rank; prints one line per pair checked.
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "shim/reduce_kernels.h"
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (!ok) {
+    std::printf("FAIL: %s\n", what.c_str());
+    ++failures;
+  }
+}
+
+// Bytes of `n` elements of `size` bytes: random bits, and every few elements one of the
+// special values of the type (written by `special`).
+template <typename Special>
+std::vector<unsigned char> operand(std::mt19937_64& rng, std::size_t n, int size, Special special) {
+  std::vector<unsigned char> out(n * size + 64);
+  for (auto& b : out) b = static_cast<unsigned char>(rng());
+  for (std::size_t i = 0; i < n; i += 3) special(out.data() + i * size, rng());
+  return out;
+}
+
+void user_op(void*, void*, int*, MPI_Datatype*) {}
+
+// Equal bit for bit, except that two NaNs are equal whatever their sign and payload
+// (which NaN a sum of two NaNs gives is the compiler's choice of operand order).
+bool same(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b, bool floating, int size) {
+  if (a == b) return true;
+  if (!floating) return false;
+  for (std::size_t at = 0; at + size <= a.size(); at += size) {
+    if (std::memcmp(a.data() + at, b.data() + at, size) == 0) continue;
+    bool nan_a, nan_b;
+    if (size == 8) {
+      double x, y;
+      std::memcpy(&x, a.data() + at, 8);
+      std::memcpy(&y, b.data() + at, 8);
+      nan_a = std::isnan(x), nan_b = std::isnan(y);
+    } else {
+      float x, y;
+      std::memcpy(&x, a.data() + at, 4);
+      std::memcpy(&y, b.data() + at, 4);
+      nan_a = std::isnan(x), nan_b = std::isnan(y);
+    }
+    if (!(nan_a && nan_b)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  struct Type {
+    MPI_Datatype type;
+    const char* name;
+    bool floating;
+    bool is_unsigned = false;
+  };
+  const Type types[] = {
+      {MPI_DOUBLE, "MPI_DOUBLE", true},      {MPI_FLOAT, "MPI_FLOAT", true},
+      {MPI_INT, "MPI_INT", false},           {MPI_UNSIGNED, "MPI_UNSIGNED", false, true},
+      {MPI_LONG, "MPI_LONG", false},         {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", false, true},
+      {MPI_LONG_LONG, "MPI_LONG_LONG", false}, {MPI_SHORT, "MPI_SHORT", false},
+      {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", false, true}, {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", false},
+      {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", false, true}, {MPI_INT8_T, "MPI_INT8_T", false},
+      {MPI_UINT64_T, "MPI_UINT64_T", false, true}, {MPI_INT64_T, "MPI_INT64_T", false},
+  };
+  struct Op {
+    MPI_Op op;
+    const char* name;
+  };
+  const Op ops[] = {{MPI_SUM, "MPI_SUM"}, {MPI_PROD, "MPI_PROD"}, {MPI_MIN, "MPI_MIN"},  {MPI_MAX, "MPI_MAX"},
+                    {MPI_BAND, "MPI_BAND"}, {MPI_BOR, "MPI_BOR"}, {MPI_BXOR, "MPI_BXOR"}};
+  std::mt19937_64 rng(20261125);
+  int pairs = 0;
+  for (const Type& t : types) {
+    int size = 0;
+    MPI_Type_size(t.type, &size);
+    // The values where operations disagree, written over an element.
+    auto special = [&](unsigned char* at, std::uint64_t pick) {
+      if (t.floating && size == 8) {
+        const double v[] = {std::nan(""), -std::nan(""), INFINITY, -INFINITY, 0.0, -0.0, 5e-324, -1.0, 1e308};
+        std::memcpy(at, &v[pick % 9], 8);
+      } else if (t.floating) {
+        const float v[] = {std::nanf(""), INFINITY, -INFINITY, 0.0f, -0.0f, 1e-45f, -1.0f, 3e38f};
+        std::memcpy(at, &v[pick % 8], 4);
+      } else {
+        // All ones, the sign bit alone, zero, one.
+        std::memset(at, pick % 4 == 0 ? 0xff : 0, size);
+        if (pick % 4 == 1) at[size - 1] = 0x80;
+        if (pick % 4 == 3) at[0] = 1;
+      }
+    };
+    for (const Op& o : ops) {
+      const canopy::shim::ReduceKernel kernel = canopy::shim::reduce_kernel(o.op, t.type);
+      // MPICH 4.0.2 compares unsigned types as signed in MIN and MAX: left to MPI too.
+      const bool floating_order = (t.floating || t.is_unsigned) && (o.op == MPI_MIN || o.op == MPI_MAX);
+      const bool bitwise_on_float = t.floating && (o.op == MPI_BAND || o.op == MPI_BOR || o.op == MPI_BXOR);
+      if (floating_order || bitwise_on_float) {
+        check(kernel == nullptr, std::string(o.name) + " on " + t.name + " must be left to MPI_Reduce_local");
+        continue;
+      }
+      check(kernel != nullptr, std::string(o.name) + " on " + t.name + " should have Canopy's loop");
+      if (!kernel) continue;
+      for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{1001}, std::size_t{4099}}) {
+        for (int shift : {0, size}) {  // the second start is one element in: not vector-aligned
+          const auto in = operand(rng, n + 1, size, special);
+          const auto inout = operand(rng, n + 1, size, special);
+          std::vector<unsigned char> native = inout, mine = inout;
+          MPI_Reduce_local(in.data() + shift, native.data() + shift, static_cast<int>(n), t.type, o.op);
+          kernel(in.data() + shift, mine.data() + shift, static_cast<std::int64_t>(n));
+          check(same(native, mine, t.floating, size), std::string(o.name) + " on " + t.name + ", " + std::to_string(n) +
+                                    " elements from byte " + std::to_string(shift) + ": differs from MPI_Reduce_local");
+        }
+      }
+      ++pairs;
+      std::printf("reduce_kernels_check: %s on %s equals MPI_Reduce_local (bit for bit, NaNs aside)\n", o.name, t.name);
+    }
+  }
+  MPI_Op mine;
+  MPI_Op_create(user_op, 1, &mine);
+  check(canopy::shim::reduce_kernel(mine, MPI_DOUBLE) == nullptr, "a user operation must be left to MPI_Reduce_local");
+  MPI_Op_free(&mine);
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, MPI_DOUBLE, &pair);
+  MPI_Type_commit(&pair);
+  check(canopy::shim::reduce_kernel(MPI_SUM, pair) == nullptr, "a derived type must be left to MPI_Reduce_local");
+  MPI_Type_free(&pair);
+  std::printf("reduce_kernels_check: %d pairs checked, %d failures\n", pairs, failures);
+  MPI_Finalize();
+  return failures == 0 ? 0 : 1;
+}
