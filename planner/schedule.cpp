@@ -72,10 +72,11 @@ Step Step::fetch(int writer, int segment, int stage_number) {
   return s;
 }
 
-Step Step::fetch_reduce(int writer, int segment, int stage_number, bool incoming_is_left) {
+Step Step::fetch_reduce(int writer, int segment, int stage_number, bool incoming_is_left, Buffer with) {
   Step s = fetch(writer, segment, stage_number);
   s.kind = StepKind::FetchReduce;
   s.incoming_is_left = incoming_is_left;
+  s.buffer = with;
   return s;
 }
 
@@ -171,7 +172,8 @@ std::string describe(const Step& s) {
       return "fetch " + seg + " from " + std::to_string(s.peer) + "'s stage " + std::to_string(s.slot) + " -> acc";
     case StepKind::FetchReduce: {
       const std::string staged = std::to_string(s.peer) + "'s stage " + std::to_string(s.slot);
-      return "fetch-reduce " + seg + ": acc = " + (s.incoming_is_left ? staged + " op acc" : "acc op " + staged);
+      const std::string own = s.buffer == Buffer::Input ? "input" : "acc";
+      return "fetch-reduce " + seg + ": acc = " + (s.incoming_is_left ? staged + " op " + own : own + " op " + staged);
     }
   }
   return "?";

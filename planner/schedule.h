@@ -45,8 +45,10 @@ enum class StepKind : std::uint8_t {
   Stage,        // copy segment `segment` of `buffer` (Input or Accumulator) into this rank's
                 // ring as stage number `slot`, read by `readers` Fetch/FetchReduce steps
   Fetch,        // Accumulator[segment] = stage `slot` of rank `peer`
-  FetchReduce,  // Accumulator[segment] = combine(stage `slot` of rank `peer`, Accumulator[segment]),
-                // the staged operand on the left when `incoming_is_left`
+  FetchReduce,  // Accumulator[segment] = combine(stage `slot` of rank `peer`, X[segment]),
+                // the staged operand on the left when `incoming_is_left`; X is `buffer`:
+                // the Accumulator, or this rank's Input (the segment's first write, in
+                // place of a Copy before it: one pass over the data instead of two)
 };
 
 struct Step {
@@ -68,7 +70,8 @@ struct Step {
   static Step copy(int segment);
   static Step stage(int segment, int stage_number, int readers, Buffer from);
   static Step fetch(int writer, int segment, int stage_number);
-  static Step fetch_reduce(int writer, int segment, int stage_number, bool incoming_is_left);
+  static Step fetch_reduce(int writer, int segment, int stage_number, bool incoming_is_left,
+                           Buffer with = Buffer::Accumulator);
 
   bool is_message() const { return kind == StepKind::Send || kind == StepKind::Recv; }
   bool is_staging() const { return kind == StepKind::Stage || kind == StepKind::Fetch || kind == StepKind::FetchReduce; }

@@ -26,6 +26,8 @@ json step_to_json(const Step& s) {
     case StepKind::Fetch:
       return json::array({"fetch", s.peer, s.segment, s.slot});
     case StepKind::FetchReduce:
+      if (s.buffer == Buffer::Input)
+        return json::array({"fetch-reduce", s.peer, s.segment, s.slot, s.incoming_is_left ? "left" : "right", "input"});
       return json::array({"fetch-reduce", s.peer, s.segment, s.slot, s.incoming_is_left ? "left" : "right"});
   }
   return json();
@@ -88,10 +90,13 @@ Step step_from_json(const json& j) {
     return Step::fetch(as_int(j[1], "peer"), as_int(j[2], "segment"), as_int(j[3], "stage"));
   }
   if (kind == "fetch-reduce") {
-    need(5);
+    // A sixth field "input": the staged operand combines with the rank's input.
+    if (j.size() != 6) need(5);
     const std::string side = text(4);
     if (side != "left" && side != "right") bad("fetch-reduce side must be left or right: " + j.dump());
-    return Step::fetch_reduce(as_int(j[1], "peer"), as_int(j[2], "segment"), as_int(j[3], "stage"), side == "left");
+    if (j.size() == 6 && text(5) != "input") bad("fetch-reduce's sixth field must be input: " + j.dump());
+    return Step::fetch_reduce(as_int(j[1], "peer"), as_int(j[2], "segment"), as_int(j[3], "stage"), side == "left",
+                              j.size() == 6 ? Buffer::Input : Buffer::Accumulator);
   }
   bad("unknown step kind '" + kind + "'");
 }

@@ -84,8 +84,10 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
       if (st.kind == StepKind::Stage && st.readers < 1) errors.push_back(where(r, i, st) + ": a stage needs a reader");
       if (st.kind == StepKind::Stage && st.buffer == Buffer::Slot)
         errors.push_back(where(r, i, st) + ": staging from a slot is not supported");
-      if ((st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) && st.buffer != Buffer::Accumulator)
+      if (st.kind == StepKind::Fetch && st.buffer != Buffer::Accumulator)
         errors.push_back(where(r, i, st) + ": a fetch writes the accumulator");
+      if (st.kind == StepKind::FetchReduce && st.buffer == Buffer::Slot)
+        errors.push_back(where(r, i, st) + ": a fetch-reduce combines with the accumulator or the input");
       const bool uses_slot = st.kind == StepKind::Reduce ||
                              (st.kind == StepKind::Recv && st.buffer == Buffer::Slot);
       if (uses_slot && (st.slot < 0 || st.slot >= s.slots[r]))
@@ -343,6 +345,12 @@ class SymbolicRun {
           if (!acc.content.empty() && !acc.sent) return fail("overwrites a partial result that was never sent");
           acc.content = staged;
         } else {
+          if (st.buffer == Buffer::Input) {
+            // The segment's first write, combining the input as a Copy would place it.
+            if (!acc.content.empty()) return fail("combines the input over data already in the accumulator");
+            if (acc.written) return fail("reads the input after the accumulator was written (unsafe with MPI_IN_PLACE)");
+            acc.content = RankSet::single(r);
+          }
           if (acc.content.empty()) return fail("reduces into an accumulator that was never initialised");
           if (!s_.commutative) {
             const bool ordered = st.incoming_is_left ? RankSet::adjacent(staged, acc.content)

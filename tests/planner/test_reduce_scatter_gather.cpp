@@ -82,31 +82,44 @@ TEST_CASE("reduce-scatter-gather on 2 ranks: the simulator gives n (beta + gamma
   CHECK(find_algorithm(Collective::Reduce, "reduce-scatter-gather")->price(problem).makespan == Approx(rsg.makespan));
 }
 
-TEST_CASE("shm-reduce-scatter-gather on 2 ranks, one chunk per slice: the simulator gives n c + b (r + 2c)",
+TEST_CASE("shm-reduce-scatter-gather on 2 ranks, one chunk per slice: the simulator gives b (3c + r) + 2h",
           "[reduce-scatter-gather][simulate]") {
-  // With the root's slice a and rank 1's b >= a: rank 1 stages a (c a), copies b in
-  // (c b), combines the root's staged b into it (r b; staged at c b, long done) and
-  // stages the result (c b); the root's own work (c b + c a + r a) ends earlier, so its
-  // copy of the result (c b) starts at n c + b r + b c plus one hand-over.
+  // c = copy, r = 3c, h = one hand-over. The root's share (root_share) balances
+  // 2 (1 - x) c + x r against x c + (1 - x) r on two ranks: 2c + cx = 3c - 2cx at x = 1/3.
+  // With the root's slice a = n/3 and rank 1's b = 2n/3: rank 1 stages a (c a) while
+  // the root stages b (c b); rank 1 combines the staged b with its input (from c b + h,
+  // r b) and stages the result (c b); the root's own combine (from c b, r a) ends
+  // earlier, so its copy of the result (c b) starts at 2 c b + r b + 2h.
   CostModel m = hockney_model(1e-6, 1e-9, 3e-10);
   m.copy_per_byte = 1e-10;
-  const std::int64_t count = 1 << 16;
-  const double n = static_cast<double>(count) * 8;
+  const std::int64_t count = 3 << 15;
   const Problem problem =
-      staged(make_problem(Collective::Reduce, 2, 0, count, 8, true, count * 8 / 2, m), 4, std::int64_t{1} << 20);
+      staged(make_problem(Collective::Reduce, 2, 0, count, 8, true, count * 8, m), 4, std::int64_t{1} << 20);
   const Schedule s = plan_with("shm-reduce-scatter-gather", problem);
   REQUIRE(s.segments.size() == 2);
   const double a = static_cast<double>(s.segment_bytes(0)), b = static_cast<double>(s.segment_bytes(1));
-  REQUIRE(b >= a);
+  CHECK(a == Approx(count * 8 / 3.0).margin(8));
+  CHECK(b == Approx(2 * count * 8 / 3.0).margin(8));
   const Simulation sim = simulate(s, m);
   REQUIRE(sim.ok);
-  CHECK(sim.makespan == Approx(n * m.copy_per_byte + b * (m.gamma + 2 * m.copy_per_byte) + kStagingHandoffSeconds));
+  CHECK(sim.makespan == Approx(b * (m.gamma + 3 * m.copy_per_byte) + 2 * kStagingHandoffSeconds));
+  const double n = static_cast<double>(count) * 8;
   // Pipelined in chunks the two ranks overlap: below the serial copy-then-reduce bound n (c + r).
   const Schedule chunked =
       plan_with("shm-reduce-scatter-gather", staged(make_problem(Collective::Reduce, 2, 0, count, 8, true, 16384, m), 8, 65536));
   const Simulation pipelined = simulate(chunked, m);
   REQUIRE(pipelined.ok);
   CHECK(pipelined.makespan < n * (m.copy_per_byte + m.gamma));
+}
+
+// Elements each rank owns: the segments it starts by combining its input with a staged
+// operand.
+std::vector<std::int64_t> owned_by_rank(const Schedule& s) {
+  std::vector<std::int64_t> owned(s.nranks, 0);
+  for (int r = 0; r < s.nranks; ++r)
+    for (const Step& st : s.steps[r])
+      if (st.kind == StepKind::FetchReduce && st.buffer == Buffer::Input) owned[r] += s.segments[st.segment].count;
+  return owned;
 }
 
 TEST_CASE("shm-reduce-scatter-gather gives the root a smaller slice when copies cost", "[reduce-scatter-gather]") {
@@ -116,17 +129,36 @@ TEST_CASE("shm-reduce-scatter-gather gives the root a smaller slice when copies 
   const std::int64_t count = 1 << 20;
   const Schedule s = plan_with("shm-reduce-scatter-gather",
                                staged(make_problem(Collective::Reduce, p, 1, count, 4, true, 0, m), 2 * p, 1 << 20));
-  // Elements reduced by each owner: the ranks whose FetchReduce steps name the segment.
-  std::vector<std::int64_t> owned(p, 0);
-  for (int r = 0; r < p; ++r)
-    for (const Step& st : s.steps[r])
-      if (st.kind == StepKind::Copy) owned[r] += s.segments[st.segment].count;
-  // s0 = n (r - c) / (p r - c), the balance of the comment.
-  const double c = m.copy_per_byte, r = m.gamma;
-  const double expected = static_cast<double>(count) * (r - c) / (p * r - c);
+  const std::vector<std::int64_t> owned = owned_by_rank(s);
+  // The balance of the comment with r = 3c, p = 4, per byte of the message:
+  // root 2 (1 - x) c + 3 x r = 2c + 7cx, others (1 - (1 - x)/3) c + (1 - x) r =
+  // 11c/3 - 8cx/3: equal at x = 5/29.
+  const double expected = static_cast<double>(count) * 5 / 29;
   CHECK(static_cast<double>(owned[1]) == Approx(expected).margin(1));
   CHECK(owned[1] < owned[0]);
   CHECK(std::accumulate(owned.begin(), owned.end(), std::int64_t{0}) == count);
+  REQUIRE(validate(s).ok);
+}
+
+TEST_CASE("shm-reduce-scatter-gather on 2 ranks: the root reduces everything when a reduction costs under two copies",
+          "[reduce-scatter-gather]") {
+  // r = 1.5c: root 2 (1 - x) c + 1.5 x c, rank 1 x c + 1.5 (1 - x) c; the root's is the
+  // larger for every x and least at x = 1 (1.5 c per byte against 3c at x = 0).
+  CostModel m = hockney_model(1e-6, 1e-9, 1.5e-10);
+  m.copy_per_byte = 1e-10;
+  const std::int64_t count = 1 << 17;
+  const Schedule s =
+      plan_with("shm-reduce-scatter-gather", staged(make_problem(Collective::Reduce, 2, 0, count, 8, true, 0, m), 8, 65536));
+  REQUIRE(validate(s).ok);
+  CHECK(owned_by_rank(s)[0] == count);
+  for (const Step& st : s.steps[1]) CHECK((st.kind == StepKind::Stage && st.buffer == Buffer::Input));
+  for (const Step& st : s.steps[0]) CHECK((st.kind == StepKind::FetchReduce && st.buffer == Buffer::Input));
+  // Pipelined: about the root's n r, far below the split's 1.5 n c + ... and the serial n (c + r).
+  const Simulation sim = simulate(s, m);
+  REQUIRE(sim.ok);
+  const double n = static_cast<double>(count) * 8;
+  CHECK(sim.makespan < n * (m.gamma + m.copy_per_byte) * 0.75);
+  CHECK(sim.makespan >= n * m.gamma);
 }
 
 TEST_CASE("shm-bcast: the root stages each chunk once, every other rank copies it out", "[reduce-scatter-gather]") {
@@ -180,6 +212,23 @@ TEST_CASE("The validator catches staging mistakes", "[reduce-scatter-gather][val
     Step& st = first(s, StepKind::FetchReduce);
     st.incoming_is_left = !st.incoming_is_left;
     CHECK_THAT(validate(s).summary(), Catch::Contains("out of rank order"));
+  }
+  {
+    // A segment's first combine must take the input: with the accumulator it reads
+    // nothing yet, and a second combine with the input counts this rank twice.
+    Schedule s = good;
+    Step& start = first(s, StepKind::FetchReduce);
+    REQUIRE(start.buffer == Buffer::Input);
+    start.buffer = Buffer::Accumulator;
+    CHECK_THAT(validate(s).summary(), Catch::Contains("never initialised"));
+    Schedule t = good;
+    for (auto& steps : t.steps)
+      for (std::size_t i = 1; i < steps.size(); ++i)
+        if (steps[i].kind == StepKind::FetchReduce && steps[i].buffer == Buffer::Accumulator) {
+          steps[i].buffer = Buffer::Input;
+          i = steps.size();
+        }
+    CHECK_THAT(validate(t).summary(), Catch::Contains("combines the input over data already in the accumulator"));
   }
   {
     Schedule s = good;
