@@ -163,9 +163,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "Size of the probe message whose one-way time between two nodes is their distance for "
        "CANOPY_TOPOLOGY=auto (large enough that bandwidth, not only latency, tells sites apart)",
        "CANOPY_PROBE_BYTES=1048576"},
-      {"CANOPY_SHM", "name", "off", kShmAllowed,
-       "Off by default while an intermittent hang with it is open (see the README). Ranks that share a node may "
-       "move data through a staging ring in shared memory (MPI-3 "
+      {"CANOPY_SHM", "name", "auto", kShmAllowed,
+       "Ranks that share a node may move data through a staging ring in shared memory (MPI-3 "
        "MPI_Win_allocate_shared; 2 x ranks entries of 64 KiB per rank), made on a communicator's first schedule "
        "that uses it: auto and window offer the shm-* algorithms where every rank of the communicator is on one "
        "node (window also warns once where the ring cannot be made); off keeps every message point-to-point. "

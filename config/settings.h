@@ -54,7 +54,7 @@ struct Settings {
   bool finalize_progress = true;
   // CANOPY_SHM: "auto", "window" (as auto, and warn where the staging ring cannot be
   // made) or "off" (no staging ring: every message point-to-point). shim/staging.h.
-  std::string shm = "off";  // off by default: an intermittent hang with it is open (README)
+  std::string shm = "auto";
 };
 
 // One row of the spec table: what --list-settings and the README show.

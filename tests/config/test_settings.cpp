@@ -219,7 +219,7 @@ TEST_CASE("settings: CANOPY_FINALIZE_PROGRESS", "[config]") {
 }
 
 TEST_CASE("settings: CANOPY_SHM", "[config]") {
-  CHECK(parse_settings({}).settings.shm == "off");
+  CHECK(parse_settings({}).settings.shm == "auto");
   CHECK(parse_settings({{"CANOPY_SHM", "auto"}}).settings.shm == "auto");
   CHECK(parse_settings({{"CANOPY_SHM", "off"}}).settings.shm == "off");
   CHECK(parse_settings({{"CANOPY_SHM", "window"}}).settings.shm == "window");
