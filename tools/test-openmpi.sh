@@ -3,7 +3,8 @@
 # mpif90.openmpi) in ./build-openmpi (or $CANOPY_OPENMPI_BUILD_DIR) and runs the MPI
 # integration tests there, natively and with libcanopy.so preloaded, C and Fortran.
 # Left out, to keep it to a few minutes (tools/test.sh runs them against MPICH): the
-# unit tests (they use no MPI), "large messages" (label large: ~11 GiB of memory) and
+# unit tests (they use no MPI: not even built, -DCANOPY_UNIT_TESTS=OFF), "large
+# messages" (label large: ~11 GiB of memory) and
 # "mpi preload each algorithm: ..." (every algorithm again per program; the
 # differential tests already force each one here). Extra arguments go to ctest instead
 # of that selection, e.g. tools/test-openmpi.sh -R reduce_fortran, or -L mpi for all.
@@ -15,7 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CANOPY_OPENMPI_BUILD_DIR:-$here/build-openmpi}
 "$here/tools/setup.sh"
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCANOPY_MPI=openmpi >/dev/null
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCANOPY_MPI=openmpi -DCANOPY_UNIT_TESTS=OFF >/dev/null
 # Everything, not only what the tests run: the whole project must compile against Open MPI.
 cmake --build "$build" -j "$(nproc)"
 cd "$build"

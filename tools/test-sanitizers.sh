@@ -9,7 +9,7 @@
 # Left out of the MPI tests unless arguments are given (CI's time; tools/test.sh runs
 # them unsanitized): the "each algorithm" and "each topology-aware algorithm" runs of
 # the test programs (every algorithm's executor path runs sanitized in the differential
-# tests, 30 random cases each here instead of 100), the test programs run natively
+# tests, 20 random cases each here instead of 70), the test programs run natively
 # (nothing of Canopy's runs there), the test bed (the demo under network emulation) and
 # the messages over 2 GiB (labels native, testbed, large).
 # Extra arguments go to ctest instead, e.g. tools/test-sanitizers.sh -R reduce_special.
@@ -22,7 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CANOPY_ASAN_BUILD_DIR:-$here/build-asan}
 "$here/tools/setup.sh"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCANOPY_SANITIZE="${CANOPY_SANITIZE:-address,undefined}" -DCANOPY_DIFFERENTIAL_CASES=30 >/dev/null
+  -DCANOPY_SANITIZE="${CANOPY_SANITIZE:-address,undefined}" -DCANOPY_DIFFERENTIAL_CASES=20 >/dev/null
 cmake --build "$build" -j "$(nproc)"
 cd "$build"
 ctest --output-on-failure -LE mpi -j "$(nproc)" "$@"
