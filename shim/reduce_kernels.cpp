@@ -77,7 +77,6 @@ __attribute__((always_inline)) inline void loop(const void* in, void* inout, std
 
 // Wrapping arithmetic and bitwise operations: by width only.
 #define CANOPY_WIDTH_KERNELS(bits)                            \
-  CANOPY_DEFINE_KERNEL(sum_u##bits, std::uint##bits##_t, Sum)     \
   CANOPY_DEFINE_KERNEL(prod_u##bits, std::uint##bits##_t, Prod)   \
   CANOPY_DEFINE_KERNEL(band_u##bits, std::uint##bits##_t, BitAnd) \
   CANOPY_DEFINE_KERNEL(bor_u##bits, std::uint##bits##_t, BitOr)   \
@@ -88,6 +87,8 @@ CANOPY_WIDTH_KERNELS(8)
 CANOPY_WIDTH_KERNELS(16)
 CANOPY_WIDTH_KERNELS(32)
 CANOPY_WIDTH_KERNELS(64)
+CANOPY_DEFINE_KERNEL(sum_u32, std::uint32_t, Sum)
+CANOPY_DEFINE_KERNEL(sum_u64, std::uint64_t, Sum)
 CANOPY_DEFINE_KERNEL(sum_f32, float, Sum)
 CANOPY_DEFINE_KERNEL(prod_f32, float, Prod)
 CANOPY_DEFINE_KERNEL(sum_f64, double, Sum)
@@ -101,9 +102,9 @@ struct Kernels {
 
 Kernels integer_kernels(int bytes, bool is_signed) {
   switch (bytes) {
-    case 1: return {sum_u8, prod_u8, is_signed ? min_i8 : nullptr, is_signed ? max_i8 : nullptr, band_u8, bor_u8, bxor_u8};
+    case 1: return {nullptr, prod_u8, is_signed ? min_i8 : nullptr, is_signed ? max_i8 : nullptr, band_u8, bor_u8, bxor_u8};
     case 2:
-      return {sum_u16, prod_u16, is_signed ? min_i16 : nullptr, is_signed ? max_i16 : nullptr, band_u16, bor_u16, bxor_u16};
+      return {nullptr, prod_u16, is_signed ? min_i16 : nullptr, is_signed ? max_i16 : nullptr, band_u16, bor_u16, bxor_u16};
     case 4:
       return {sum_u32, prod_u32, is_signed ? min_i32 : nullptr, is_signed ? max_i32 : nullptr, band_u32, bor_u32, bxor_u32};
     case 8:

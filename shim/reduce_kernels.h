@@ -1,6 +1,6 @@
 // Canopy's own loops for the reductions MPI programs use most: MPI_SUM and MPI_PROD on
-// the predefined integer and floating types, MPI_BAND, MPI_BOR and MPI_BXOR on the
-// integer ones, MPI_MIN and MPI_MAX on the signed integer ones.
+// the predefined floating types and 4- and 8-byte integers, MPI_PROD, MPI_BAND, MPI_BOR
+// and MPI_BXOR on every integer type, MPI_MIN and MPI_MAX on the signed integer ones.
 //
 // Why: the executor combines each segment with MPI_Reduce_local, and MPICH 4.0's is a
 // scalar loop (1 MiB of doubles: 50 us here, against 25 us for a vectorised one and
@@ -20,7 +20,10 @@
 //    min/max instruction returns its second operand for a NaN);
 //  * MIN and MAX on unsigned types: MPICH 4.0.2 compares them as signed (MPI_MIN of
 //    0x80000000u and 0u gives 0x80000000u; Open MPI 4.1 gives 0), and a result must be
-//    the one the native collective would give.
+//    the one the native collective would give;
+//  * SUM on 1- and 2-byte integers: Open MPI 4.1.4's vectorised sum saturates there
+//    (int8 100 + 100: 127 in a call of 256 elements, -56 in a call of one, which its
+//    scalar loop takes, and in MPICH), so no one loop equals both MPIs.
 #pragma once
 
 #include <mpi.h>
