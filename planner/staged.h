@@ -25,6 +25,18 @@ constexpr std::int64_t kMinStagedChunkBytes = 32 * 1024;
 constexpr std::int64_t kStagingEntryBytes = 64 * 1024;
 inline int staging_entries_for(int nranks) { return nranks * 2 > 8 ? nranks * 2 : 8; }
 
+// The ring grows with the ranks (2p entries of 64 KiB per rank, 128 p KiB; p^2 x 128 KiB
+// on the node), so it is offered only to communicators of up to kMaxStagingRanks ranks:
+// at most 4 MiB per rank and 128 MiB per node. Decision: a node of 128 ranks would
+// otherwise hold 2 GiB of shared memory for one communicator's ring; larger
+// communicators keep the point-to-point algorithms (a ring per group of ranks, under
+// a hierarchy, is the way to give them one: not built).
+constexpr int kMaxStagingRanks = 32;
+inline bool staging_ring_allowed(int nranks) { return nranks >= 2 && nranks <= kMaxStagingRanks; }
+inline std::int64_t staging_ring_bytes_per_rank(int nranks) {
+  return static_cast<std::int64_t>(staging_entries_for(nranks)) * kStagingEntryBytes;
+}
+
 // `problem` with that ring (every rank on one node).
 inline Problem with_staging_ring(Problem problem) {
   problem.staging_entries = staging_entries_for(problem.nranks);

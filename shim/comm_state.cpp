@@ -269,7 +269,7 @@ bool CommState::staging_offered() const {
   // by MPI_COMM_TYPE_SHARED at MPI_Init: all of MPI_COMM_WORLD on one node. Several
   // nodes and no topology: no ring is offered rather than guessed.
   const bool one_node = rt.topology ? (!topology_ || topology_->nodes() == 1) : rt.nodes == 1;
-  return rt.settings.shm != "off" && size_ > 1 && one_node && !staging_failed_;
+  return rt.settings.shm != "off" && planner::staging_ring_allowed(size_) && one_node && !staging_failed_;
 }
 
 StagingRing* CommState::staging_ring() {

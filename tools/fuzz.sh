@@ -3,7 +3,7 @@
 # Builds canopy-fuzz with clang (libFuzzer with AddressSanitizer and
 # UndefinedBehaviorSanitizer) in ./build-fuzz (or $CANOPY_FUZZ_BUILD_DIR) and runs each
 # fuzz target of tests/fuzz/targets.cpp (all of them unless named) for SECONDS seconds
-# (default 60), starting from its seeds in tests/fuzz/corpus/<target>/ and its past
+# (default 60), as many at once as there are cores, starting from its seeds in tests/fuzz/corpus/<target>/ and its past
 # crashes in tests/fuzz/regressions/<target>/. Inputs found along the way collect in
 # build-fuzz/corpus/<target>/ (not committed).
 #
@@ -47,10 +47,11 @@ if [ $# -eq 0 ]; then
 else
   targets=("$@")
 fi
-status=0
-for t in "${targets[@]}"; do
+# One target per core at a time (each fuzzer is one process).
+fuzz_one() {
+  local t=$1
   mkdir -p "$build/corpus/$t" "$build/artifacts/$t"
-  seeds=("$here/tests/fuzz/corpus/$t")
+  local seeds=("$here/tests/fuzz/corpus/$t")
   [ -d "$here/tests/fuzz/regressions/$t" ] && seeds+=("$here/tests/fuzz/regressions/$t")
   echo "== fuzz $t for ${seconds}s"
   # The first folder receives new inputs; the others are only read. -rss_limit_mb and
@@ -63,7 +64,21 @@ for t in "${targets[@]}"; do
   else
     echo "fuzz $t: FAILED, input in $build/artifacts/$t/; the end of $build/$t.log:" >&2
     tail -40 "$build/$t.log" >&2
-    status=1
+    return 1
   fi
+}
+status=0
+running=0
+for t in "${targets[@]}"; do
+  fuzz_one "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$(nproc)" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status

@@ -3,6 +3,7 @@
 // and algorithms/shm_bcast.cpp, and the staging steps of the IR (schedule.h) in the
 // validator, the simulator and the JSON form.
 #include "planner/schedule_json.h"
+#include "planner/staged.h"
 #include "support.h"
 
 namespace canopy::planner {
@@ -255,6 +256,19 @@ TEST_CASE("Staged schedules survive the JSON form", "[reduce-scatter-gather][jso
   CHECK(back.staging_entry_bytes == s.staging_entry_bytes);
   CHECK(back.steps == s.steps);
   CHECK(validate(back).ok);
+}
+
+TEST_CASE("The staging ring is offered to 2..32 ranks: at most 4 MiB per rank", "[reduce-scatter-gather]") {
+  CHECK_FALSE(staging_ring_allowed(1));
+  CHECK(staging_ring_allowed(2));
+  CHECK(staging_ring_allowed(kMaxStagingRanks));
+  CHECK_FALSE(staging_ring_allowed(kMaxStagingRanks + 1));
+  CHECK(staging_ring_bytes_per_rank(2) == 8 * 65536);
+  CHECK(staging_ring_bytes_per_rank(kMaxStagingRanks) == 4 << 20);
+  // Enough for shm-reduce-scatter-gather at the largest size offered.
+  const Problem problem =
+      with_staging_ring(make_problem(Collective::Reduce, kMaxStagingRanks, 5, 1 << 20, 8, true, 0, default_model()));
+  CHECK(validate(plan_with("shm-reduce-scatter-gather", problem)).ok);
 }
 
 TEST_CASE("The staged algorithms decline a problem without a staging ring", "[reduce-scatter-gather]") {

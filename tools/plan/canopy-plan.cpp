@@ -408,6 +408,10 @@ int main(int argc, char** argv) {
       throw CLI::ValidationError("--rank", std::to_string(o.rank) + " is not a rank: allowed 0.." +
                                                std::to_string(o.ranks - 1));
     if (o.rank >= 0 && o.compare) throw CLI::ValidationError("--rank", "shows one schedule, --compare prices them all");
+    if (o.shm && !staging_ring_allowed(o.ranks))
+      throw CLI::ValidationError("--shm", "Canopy offers its staging ring to communicators of 2.." +
+                                              std::to_string(kMaxStagingRanks) + " ranks, not " +
+                                              std::to_string(o.ranks));
     const Problem problem = make_problem(o);
     return o.compare ? print_comparison(o, problem) : print_plan(o, problem);
   } catch (const std::exception& e) {
