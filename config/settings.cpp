@@ -165,10 +165,11 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_PROBE_BYTES=1048576"},
       {"CANOPY_SHM", "name", "auto", kShmAllowed,
        "Ranks that share a node may move data through a staging ring in shared memory (MPI-3 "
-       "MPI_Win_allocate_shared; 2 x ranks entries of 64 KiB per rank), made on a communicator's first schedule "
-       "that uses it: auto and window offer the shm-* algorithms where every rank of the communicator is on one "
-       "node (window also warns once where the ring cannot be made); off keeps every message point-to-point. "
-       "Where the ring cannot be made, that call and the communicator's later ones run without it",
+       "MPI_Win_allocate_shared; 2 x the node's ranks entries of 64 KiB per rank), made on a communicator's "
+       "first schedule that uses it: auto and window offer the shm-* algorithms where every rank of the "
+       "communicator is on one node, and the node levels of hierarchical and grid-* a ring on each node where a "
+       "topology names the nodes (window also warns once where the ring cannot be made); off keeps every message "
+       "point-to-point. Where the ring cannot be made, that call and the communicator's later ones run without it",
        "CANOPY_SHM=off"},
       {"CANOPY_FINALIZE_PROGRESS", "boolean", "1", kBooleanAllowed,
        "With MPICH over UCX: a helper thread keeps UCX progressing while MPI_Finalize waits for the other "

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "planner/segments.h"
+#include "planner/staged.h"
 #include "planner/topology.h"
 #include "planner/tree.h"
 
@@ -69,10 +70,13 @@ Problem level_problem(const Problem& problem, const std::vector<int>& ranks, int
   // makes every algorithm (scatter-allgather's blocks included) use exactly it.
   level.segment_counts = segment_counts_of(problem_segments(problem));
   if (problem.topology) level.topology = std::make_shared<const Topology>(restrict_topology(*problem.topology, ranks));
-  // The composition renumbers peers of messages only: a level plans without the
-  // staging ring (composing a node's ring under the network level is not built).
-  level.staging_entries = 0;
-  level.staging_entry_bytes = 0;
+  // A level inside one node keeps the node's ring (every node has one, with the same
+  // entries: with_staging_ring), so its shm-* algorithms compete; a level across nodes
+  // cannot stage (its ranks share no memory).
+  if (!staging_spans_problem(level)) {
+    level.staging_entries = 0;
+    level.staging_entry_bytes = 0;
+  }
   return level;
 }
 
@@ -114,7 +118,8 @@ std::string plan_key(const Problem& p, const Request& r) {
   std::string key = r.algorithm + "|";
   for (std::int64_t v : {std::int64_t{p.collective == Collective::Reduce}, std::int64_t{p.nranks},
                          std::int64_t{p.root}, p.count, p.element_bytes, std::int64_t{p.commutative},
-                         p.segment_bytes, std::int64_t{p.limit}, r.segment_bytes, std::int64_t{r.homogeneous_only}})
+                         p.segment_bytes, std::int64_t{p.limit}, r.segment_bytes, std::int64_t{r.homogeneous_only},
+                         std::int64_t{r.composable_only}, std::int64_t{p.staging_entries}, p.staging_entry_bytes})
     put(key, v);
   key += "|";
   for (std::int64_t c : p.segment_counts) put(key, c);
@@ -174,7 +179,7 @@ Request level_request(const Problem& problem, bool homogeneous_only) {
   Request request;
   request.segment_bytes = std::max<std::int64_t>(0, problem.segment_bytes);  // the layout is explicit anyway
   request.homogeneous_only = homogeneous_only;
-  request.composable_only = true;
+  request.composable_only = true;  // Algorithm::composable says why
   return request;
 }
 
@@ -232,10 +237,12 @@ void check_level(const Schedule& level, const Schedule& whole, int nranks, int r
 }
 
 // A level's steps with its ranks replaced by the problem's and its slots shifted.
+// Stage numbers (Step::slot of staging steps) stay: only a level inside one node
+// stages, so a rank's stages all come from one level and keep their numbering.
 std::vector<Step> relabel(std::vector<Step> steps, const std::vector<int>& ranks, int slot_offset) {
   for (Step& st : steps) {
-    if (st.kind == StepKind::Send || st.kind == StepKind::Recv) st.peer = ranks[st.peer];
-    if (st.slot >= 0) st.slot += slot_offset;
+    if (st.is_message() || st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) st.peer = ranks[st.peer];
+    if (st.slot >= 0 && !st.is_staging()) st.slot += slot_offset;
   }
   return steps;
 }
@@ -272,6 +279,12 @@ Schedule compose_hierarchy(const Problem& problem, const Hierarchy& h, const Sch
     }
     const Schedule& low = lower[g];
     check_level(low, out, static_cast<int>(members.size()), k, "group " + std::to_string(g) + "'s lower");
+    if (low.uses_staging()) {
+      require(low.staging_entries == problem.staging_entries && low.staging_entry_bytes == problem.staging_entry_bytes,
+              "group " + std::to_string(g) + "'s lower schedule stages through another ring than the problem's");
+      out.staging_entries = low.staging_entries;
+      out.staging_entry_bytes = low.staging_entry_bytes;
+    }
     for (int i = 0; i < static_cast<int>(members.size()); ++i)
       if (i != k) {
         out.steps[members[i]] = relabel(low.steps[i], members, 0);

@@ -22,6 +22,12 @@
 // Otherwise a step goes as early as possible, so segment s+1 flows through one level
 // while segment s flows through the other.
 //
+// Staging: a group inside one node keeps the problem's staging ring (every node has
+// one), so its level may be shm-bcast or shm-reduce-scatter-gather; their Fetch peers
+// are renumbered like message peers and their stage numbers kept (a rank stages in one
+// level only), and the composed schedule names the ring. The level over the leaders,
+// which spans nodes, never stages.
+//
 // Reduce, groups of more than one rank: for the upper level the leader's "input" is
 // its group's partial result, which the lower schedule leaves in its accumulator. So
 // its upper Copy steps are dropped and its upper sends of Input become sends of the
@@ -81,7 +87,8 @@ Plan plan_level(const Problem& level, const Request& request);
 Plan plan_upper(const Problem& problem, const Hierarchy& h);
 
 // Every group's own plan, by every algorithm, topology-aware ones included: a group of
-// several nodes may go hierarchical by node in turn. The recursion ends because a
+// several nodes may go hierarchical by node in turn, and a group inside one node may
+// stage through its ring (shm-bcast, shm-reduce-scatter-gather). The recursion ends because a
 // group of a hierarchy of two or more groups has fewer ranks than the problem. A group
 // of one rank gets an empty Plan: it has nothing to do inside.
 std::vector<Plan> plan_groups(const Problem& problem, const Hierarchy& h);

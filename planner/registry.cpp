@@ -107,8 +107,9 @@ const std::vector<Algorithm>& algorithms() {
        "Rabenseifner: every rank reduces a slice (pairwise exchange), then the root gathers them; rank-ordered",
        false, view_reduce_scatter_gather_reduce, price_reduce_scatter_gather_reduce, false, false, false},
       {"shm-reduce-scatter-gather", Collective::Reduce, plan_shm_reduce_scatter_gather_reduce,
-       "reduce-scatter-gather through the node's staging ring, reduced where staged; one node only; rank-ordered",
-       false, nullptr, nullptr, false, true, false},
+       "reduce-scatter-gather through the node's staging ring, reduced where staged; one node (or a hierarchy's "
+       "node level); rank-ordered",
+       false, nullptr, nullptr, false, true},
       {"hierarchical", Collective::Reduce, plan_hierarchical_reduce,
        "one level between clusters (or nodes) and one inside each, composed and pipelined; commutative ops only", true},
       {"grid-flat", Collective::Reduce, plan_grid_flat_reduce,
@@ -133,7 +134,8 @@ const std::vector<Algorithm>& algorithms() {
        "van de Geijn: binomial scatter of p blocks, then a ring allgather", false, view_scatter_allgather_bcast,
        price_scatter_allgather_bcast},
       {"shm-bcast", Collective::Bcast, plan_shm_bcast_bcast,
-       "the root stages each chunk once in the node's staging ring, every rank copies it out; one node only",
+       "the root stages each chunk once in the node's staging ring, every rank copies it out; one node (or a "
+       "hierarchy's node level)",
        false, nullptr, nullptr, false, true},
       {"hierarchical", Collective::Bcast, plan_hierarchical_bcast,
        "one level between clusters (or nodes) and one inside each, composed and pipelined", true},

@@ -40,11 +40,17 @@ struct Algorithm {
   // a plan. Forced by name, it still plans at any size.
   bool global = false;
   // It moves data through the node's staging ring (schedule.h): it plans only problems
-  // that have one (Problem::staging_entries), and declines the others.
+  // whose ranks all share one (staging_spans_problem, staged.h), and declines the others;
+  // a hierarchy gives it its node levels.
   bool staged = false;
-  // Its reduce is a tree (every rank's partial result flows to one parent), which a
-  // level of a hierarchy must be for compose_hierarchy (hierarchy.h) to graft the
-  // groups onto it; reduce-scatter-gather is not.
+  // It may be a level of a hierarchy (compose_hierarchy, hierarchy.h). Over the leaders
+  // a reduce must be a tree (every rank's partial result flows to one parent) for the
+  // groups to graft onto it; inside a group, the leader's result for a segment must be
+  // complete once the leader's last step on it has run, because the level above is
+  // merged in right after that step. reduce-scatter-gather is neither (its gather
+  // receives into the root's accumulator, still pending then); its staged form ends each
+  // segment at the root with a fetch, which completes in place, and runs only inside
+  // one node (never over leaders), so it is composable.
   bool composable = true;
 };
 

@@ -7,6 +7,7 @@
 #include "planner/registry.h"
 #include "planner/segments.h"
 #include "planner/simulate.h"
+#include "planner/staged.h"
 #include "planner/validate.h"
 
 namespace canopy::planner {
@@ -72,8 +73,8 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
     // What every topology-aware algorithm declines, it declines before anything is
     // built (and whatever the schedule's size would be).
     if (a.topology_aware) decline_unless_topology_aware_fits(q, std::string(a.name));
-    if (a.staged && q.staging_entries < 1)
-      throw PlanError("it needs a staging ring (every rank on one node, CANOPY_SHM not off)");
+    if (a.staged && !staging_spans_problem(q))
+      throw PlanError("it needs a staging ring over all its ranks (one node, CANOPY_SHM not off)");
     if (a.price) {
       out = a.price(q);
       if (out.exact) return true;

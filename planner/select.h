@@ -39,8 +39,7 @@ struct Request {
   // hierarchical algorithm plans the level above its groups without planning itself
   // again (planner/hierarchy.h).
   bool homogeneous_only = false;
-  // Leaves out algorithms that are not trees (Algorithm::composable): a level of a
-  // hierarchy.
+  // Leaves out algorithms that cannot be a level of a hierarchy (Algorithm::composable).
   bool composable_only = false;
 };
 

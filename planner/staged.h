@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "planner/problem.h"
+#include "planner/topology.h"
 
 namespace canopy::planner {
 
@@ -25,24 +28,43 @@ constexpr std::int64_t kMinStagedChunkBytes = 32 * 1024;
 constexpr std::int64_t kStagingEntryBytes = 64 * 1024;
 inline int staging_entries_for(int nranks) { return nranks * 2 > 8 ? nranks * 2 : 8; }
 
-// The ring grows with the ranks (2p entries of 64 KiB per rank, 128 p KiB; p^2 x 128 KiB
-// on the node), so it is offered only to communicators of up to kMaxStagingRanks ranks:
-// at most 4 MiB per rank and 128 MiB per node. Decision: a node of 128 ranks would
-// otherwise hold 2 GiB of shared memory for one communicator's ring; larger
-// communicators keep the point-to-point algorithms (a ring per group of ranks, under
-// a hierarchy, is the way to give them one: not built).
+// The ring grows with the ranks of a node (2p entries of 64 KiB per rank, 128 p KiB;
+// p^2 x 128 KiB on the node), so it is offered only where a node holds at most
+// kMaxStagingRanks of the communicator's ranks: at most 4 MiB per rank and 128 MiB per
+// node. Decision: a node of 128 ranks would otherwise hold 2 GiB of shared memory for
+// one communicator's ring. Communicators over several nodes get a ring per node, which
+// only the node levels of `hierarchical` (and grid-*) use (hierarchy.h).
 constexpr int kMaxStagingRanks = 32;
-inline bool staging_ring_allowed(int nranks) { return nranks >= 2 && nranks <= kMaxStagingRanks; }
-inline std::int64_t staging_ring_bytes_per_rank(int nranks) {
-  return static_cast<std::int64_t>(staging_entries_for(nranks)) * kStagingEntryBytes;
+inline bool staging_ring_allowed(int ranks_per_node) {
+  return ranks_per_node >= 2 && ranks_per_node <= kMaxStagingRanks;
+}
+inline std::int64_t staging_ring_bytes_per_rank(int ranks_per_node) {
+  return static_cast<std::int64_t>(staging_entries_for(ranks_per_node)) * kStagingEntryBytes;
 }
 
-// `problem` with that ring (every rank on one node).
-inline Problem with_staging_ring(Problem problem) {
-  problem.staging_entries = staging_entries_for(problem.nranks);
-  problem.staging_entry_bytes = kStagingEntryBytes;
-  return problem;
+// The most ranks of `problem` that share one node: all of them without a topology (a
+// problem without one is planned as one node), else its largest node.
+int largest_node(const Problem& problem);
+// The most ranks one node of `topology` holds.
+int largest_node(const Topology& topology);
+
+// Whether the problem's ranks all read one ring: it has one, and one node holds every
+// rank. The shm-* algorithms plan only such problems; a hierarchy hands them its node
+// levels (level_problem keeps the ring for a level inside one node).
+inline bool staging_spans_problem(const Problem& problem) {
+  return problem.staging_entries > 0 && largest_node(problem) == problem.nranks;
 }
+
+// Whether the ranks that `planned` puts on one node (a topology's node labels; empty:
+// all ranks) share memory, where `physical[r]` names the node rank r's memory is on
+// (MPI_COMM_TYPE_SHARED): empty when they do, else which two ranks do not. The shim
+// checks it before it makes a ring, so that no schedule reads memory it cannot reach.
+std::string planned_nodes_share_memory(const std::vector<int>& planned, const std::vector<int>& physical);
+
+// `problem` with the ring the shim makes for it: on each node, 2p entries per rank for
+// the p ranks of its largest node (every node's ring has the same entries, so that one
+// schedule's stage numbers mean the same entries on every node).
+Problem with_staging_ring(Problem problem);
 
 // A reduction hands over three times per chunk (operand, reduced chunk, and the next
 // round's entry), so it takes whole entries' worth (3/4 of one) whatever it is asked:

@@ -242,10 +242,13 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   // Otherwise native MPI stands in for it (timed as its trial, if it is in one).
   bool without_ring = false;
   if (!candidate.native && candidate.schedule.uses_staging()) {
-    bool fits = candidate.schedule.staging_entries == StagingRing::entries_for(state.size());
+    // (Every plan of a communicator asks for the same entries: with_staging_ring.)
+    const int entries = candidate.schedule.staging_entries;
+    bool fits = true;
     for (const planner::Segment& s : *segments)
       fits = fits && s.count * key.element_bytes <= StagingRing::kEntryBytes;
-    without_ring = !fits || !state.staging_ring();
+    const StagingRing* ring = fits ? state.staging_ring(entries) : nullptr;
+    without_ring = !ring || ring->entries() != entries;
   }
   const bool trial = plan.trialling();
   CallRecord* record = rt.stats.enabled() && !candidate.native ? record_of(candidate, key, state.size(), bytes) : nullptr;

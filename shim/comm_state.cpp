@@ -268,15 +268,20 @@ bool CommState::staging_offered() const {
   // test bed emulates on one machine: its nodes are what the planner plans for), else
   // by MPI_COMM_TYPE_SHARED at MPI_Init: all of MPI_COMM_WORLD on one node. Several
   // nodes and no topology: no ring is offered rather than guessed.
-  const bool one_node = rt.topology ? (!topology_ || topology_->nodes() == 1) : rt.nodes == 1;
-  return rt.settings.shm != "off" && planner::staging_ring_allowed(size_) && one_node && !staging_failed_;
+  // Several nodes by the topology: a ring on each, for the node levels of hierarchical
+  // schedules, where no node holds more ranks than a ring is offered to.
+  if (rt.settings.shm == "off" || staging_failed_) return false;
+  if (!rt.topology && rt.nodes != 1) return false;
+  return planner::staging_ring_allowed(topology_ ? planner::largest_node(*topology_) : size_);
 }
 
-StagingRing* CommState::staging_ring() {
+StagingRing* CommState::staging_ring(int entries) {
   if (staging_ || staging_failed_) return staging_.get();
   Runtime& rt = runtime();
   std::string why;
-  staging_ = StagingRing::create(private_comm_, rt.settings.fault == "shm-unavailable", why);
+  static const std::vector<int> one_node;
+  staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node,
+                                 rt.settings.fault == "shm-unavailable", why);
   if (staging_ && rank_ == 0)
     rt.log->debug("staging ring made for a communicator of {} ranks: {} entries of {} bytes per rank", size_,
                   staging_->entries(), StagingRing::kEntryBytes);

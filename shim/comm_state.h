@@ -228,13 +228,15 @@ class CommState {
   // report); done when the state is freed.
   void stamp_learned_predictions() const;
 
-  // The node's staging ring (shim/staging.h), made on the first call that needs it:
-  // collective on comm() then, so call it only where every rank runs the same staged
-  // schedule. Null, the same on every rank, where it cannot be made; the reason is
-  // logged once and staging_offered() is false from then on.
-  StagingRing* staging_ring();
-  // Whether new plans may use a staging ring: CANOPY_SHM is not off, the ranks share
-  // one node (as far as MPI_Init found) and no attempt to make the ring failed.
+  // The staging rings of this communicator's nodes (shim/staging.h), made on the first
+  // call that needs them, with the entries its schedule names: collective on comm()
+  // then, so call it only where every rank runs the same staged schedule. Null, the
+  // same on every rank, where they cannot be made; the reason is logged once and
+  // staging_offered() is false from then on.
+  StagingRing* staging_ring(int entries);
+  // Whether new plans may use staging rings: CANOPY_SHM is not off, no attempt to make
+  // them failed, the nodes are known (a topology, or MPI_Init found one node) and no node
+  // holds more of the ranks than a ring is offered to (planner/staged.h).
   bool staging_offered() const;
   // The ring if it was made (never makes one: not collective).
   StagingRing* staging_if_made() { return staging_.get(); }

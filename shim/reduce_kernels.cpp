@@ -150,7 +150,9 @@ Kernels kernels_of(MPI_Datatype type) {
 
 }  // namespace
 
-ReduceKernel reduce_kernel(MPI_Op op, MPI_Datatype type) {
+namespace {
+
+ReduceKernel look_up(MPI_Op op, MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL || op == MPI_OP_NULL) return nullptr;
   const Kernels k = kernels_of(type);
   if (op == MPI_SUM) return k.sum;
@@ -161,6 +163,25 @@ ReduceKernel reduce_kernel(MPI_Op op, MPI_Datatype type) {
   if (op == MPI_BOR) return k.bor;
   if (op == MPI_BXOR) return k.bxor;
   return nullptr;
+}
+
+}  // namespace
+
+ReduceKernel reduce_kernel(MPI_Op op, MPI_Datatype type) {
+  // Asked on every MPI_Reduce that runs a schedule; a program reduces with one or two
+  // pairs, so each thread keeps its last answer (about 24 handle comparisons and an
+  // MPI_Type_size saved). A freed handle MPI hands out again cannot make it wrong: only
+  // predefined handles, which are never freed, have loops, so a reused user handle
+  // gets null as its predecessor did.
+  struct Last {
+    MPI_Op op = MPI_OP_NULL;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    ReduceKernel kernel = nullptr;
+  };
+  thread_local Last last;
+  if (op == last.op && type == last.type) return last.kernel;
+  last = {op, type, look_up(op, type)};
+  return last.kernel;
 }
 
 }  // namespace canopy::shim

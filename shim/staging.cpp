@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -37,7 +38,8 @@ void wait_until(Ready ready, MPI_Comm progress) {
 
 }  // namespace
 
-std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, bool fail, std::string& why) {
+std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
+                                                 bool fail, std::string& why) {
   int size = 0, rank = 0;
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_rank(comm, &rank);
@@ -45,18 +47,38 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, bool fail, std::
   int ok = 1;
   std::string mine;
   MPI_Comm node = MPI_COMM_NULL;
+  // Each rank's node (the lowest communicator rank on it) and its rank in the node's
+  // window, known to every rank.
+  std::vector<int> where(2 * static_cast<std::size_t>(size), -1);
   if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
     ok = 0;
     mine = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
-  } else {
-    int node_size = 0;
-    PMPI_Comm_size(node, &node_size);
-    if (node_size != size) {
-      ok = 0;  // every rank sees it: some rank is on another node
-      mine = "the communicator's ranks are on more than one node";
-    }
+    node = MPI_COMM_NULL;
   }
-  const int entries = entries_for(size);
+  int mine_where[2] = {rank, -1};
+  if (ok) {
+    PMPI_Allreduce(&rank, &mine_where[0], 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_rank(node, &mine_where[1]);
+  }
+  PMPI_Allgather(mine_where, 2, MPI_INT, where.data(), 2, MPI_INT, comm);
+  std::vector<int> physical(size), local(size);
+  for (int r = 0; r < size; ++r) {
+    physical[r] = where[2 * r];
+    local[r] = where[2 * r + 1];
+  }
+  if (ok && std::find(local.begin(), local.end(), -1) == local.end()) {
+    // Every rank computes the same answer from the same data: a node that declines
+    // here declines on all its ranks, before its collective allocation.
+    mine = planner::planned_nodes_share_memory(node_of, physical);
+    if (!mine.empty()) ok = 0;
+  } else if (ok) {
+    ok = 0;
+    mine = "another rank could not split its node";
+  }
+  if (entries < 1) {
+    ok = 0;
+    mine = "a ring of no entries";
+  }
   const MPI_Aint part = static_cast<MPI_Aint>(entries) * (kFlagBytes + kEntryBytes);
   char* base = nullptr;
   if (ok) {
@@ -91,12 +113,13 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, bool fail, std::
   ring->node_ = node;
   ring->rank_ = rank;
   ring->entries_ = entries;
-  ring->base_.resize(size);
+  ring->base_.assign(size, nullptr);
   for (int r = 0; r < size; ++r) {
+    if (physical[r] != physical[rank]) continue;
     MPI_Aint bytes = 0;
     int disp = 0;
     void* at = nullptr;
-    PMPI_Win_shared_query(ring->win_, r, &bytes, &disp, &at);
+    PMPI_Win_shared_query(ring->win_, local[r], &bytes, &disp, &at);
     ring->base_[r] = static_cast<char*>(at);
   }
   // Flags start at zero: no tag is 0, and no read has happened.

@@ -1,11 +1,14 @@
-// The node's staging ring for one communicator whose ranks share a node: the memory
-// behind the Stage, Fetch and FetchReduce steps of a schedule (planner/schedule.h).
+// The staging rings of one communicator: on each node, the memory behind the Stage,
+// Fetch and FetchReduce steps of a schedule (planner/schedule.h) between that node's
+// ranks. A schedule over one node stages between all its ranks; a hierarchical one
+// stages inside each node only (planner/hierarchy.h).
 //
 // Made once per communicator, on the first call that runs a staged schedule (every rank
 // runs the same schedule at the same call, so every rank makes it there): MPI-3
-// MPI_Win_allocate_shared on the node's part of Canopy's private communicator, which
-// works alike on MPICH and Open MPI and needs no permissions beyond MPI's own. Each rank
-// owns `entries` entries of kEntryBytes plus one cache line of flags per entry:
+// MPI_Win_allocate_shared on each node's part of Canopy's private communicator, which
+// works alike on MPICH and Open MPI and needs no permissions beyond MPI's own. Steps name
+// peers by their rank in the communicator; the ring translates them to the window's.
+// Each rank owns `entries` entries of kEntryBytes plus one cache line of flags per entry:
 //   published  the tag of the stage the entry holds (written last, with release order);
 //   acks       how many reads of the entry have finished, over the ring's life.
 // A stage waits until the entry's acks reach the reads its earlier uses promised, copies
@@ -31,14 +34,17 @@ namespace canopy::shim {
 
 class StagingRing {
  public:
-  // The ring's geometry is the planner's (planner/staged.h), so plans fit it.
+  // The entries' size is the planner's (planner/staged.h), so plans fit it.
   static constexpr std::int64_t kEntryBytes = planner::kStagingEntryBytes;
-  static int entries_for(int nranks) { return planner::staging_entries_for(nranks); }
 
-  // Collective over `comm`: every rank gets a ring, or every rank gets null and `why`
-  // (the same answer everywhere: the ranks agree on the outcome). Declines when the
-  // ranks are not all on one node. `fail` injects a failure (CANOPY_FAULT=shm-unavailable).
-  static std::unique_ptr<StagingRing> create(MPI_Comm comm, bool fail, std::string& why);
+  // Collective over `comm`: every rank gets a ring of `entries` entries, or every rank
+  // gets null and `why` (the same answer everywhere: the ranks agree on the outcome).
+  // `node_of[r]` is the node the planner puts rank r on (a topology's labels); empty:
+  // one node. Declines when ranks the planner puts on one node do not share memory
+  // (MPI_COMM_TYPE_SHARED), so no schedule reads memory it cannot reach. `fail` injects
+  // a failure (CANOPY_FAULT=shm-unavailable).
+  static std::unique_ptr<StagingRing> create(MPI_Comm comm, int entries, const std::vector<int>& node_of, bool fail,
+                                             std::string& why);
   ~StagingRing();  // MPI_Win_free: collective over the node, like the creation
   StagingRing(const StagingRing&) = delete;
   StagingRing& operator=(const StagingRing&) = delete;
@@ -76,7 +82,7 @@ class StagingRing {
   MPI_Win win_ = MPI_WIN_NULL;
   int rank_ = 0;
   int entries_ = 0;
-  std::vector<char*> base_;              // each rank's part of the window
+  std::vector<char*> base_;              // each rank's part of its node's window (null: another node)
   std::vector<std::uint64_t> promised_;  // reads promised so far per own entry
   std::vector<char> scratch_;
   std::uint64_t call_ = 0;

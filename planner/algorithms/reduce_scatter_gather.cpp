@@ -19,7 +19,7 @@
 //    with q chunks per slice (price_reduce_scatter_gather; exact only by simulation).
 //  * Slices are cut into chunks of segment_bytes (the pipeline: a chunk's reduction
 //    overlaps the next chunk's transfer); an explicit layout (segment_counts) is used as
-//    given, its segments dealt to owners in contiguous runs of about n/p elements.
+//    given, each segment owned by the rank whose slice holds its middle element.
 //  * Every rank takes its messages in one global order (p2p_steps says which), so the
 //    schedule cannot deadlock on a rank's port, and reduces each operand while the
 //    next one arrives (two slots).
@@ -90,18 +90,22 @@ Slices cut_slices(const Problem& problem, double root_share, std::int64_t chunk_
   const int p = problem.nranks;
   Slices out;
   out.of.resize(p);
+  const std::vector<std::int64_t> counts = slice_counts(problem, root_share);
   if (!problem.segment_counts.empty()) {
-    // An explicit layout: deal its segments to owners in contiguous runs.
+    // An explicit layout (a hierarchy's level): each segment goes to the rank whose
+    // slice, cut as below, holds its middle element, so the root's share holds here too
+    // (on two ranks usually every segment: the root reduces, the other rank stages).
     out.segments = problem_segments(problem);
+    std::int64_t end = 0;  // of rank `owner`'s slice
+    int owner = -1;
     for (int g = 0; g < static_cast<int>(out.segments.size()); ++g) {
       const Segment& seg = out.segments[g];
-      const double middle = static_cast<double>(seg.first) + static_cast<double>(seg.count) / 2;
-      const int owner = std::min(p - 1, static_cast<int>(middle * p / static_cast<double>(problem.count)));
-      out.of[owner].push_back(g);
+      const std::int64_t middle = seg.first + seg.count / 2;
+      while (owner < p - 1 && end <= middle) end += counts[++owner];
+      out.of[std::max(owner, 0)].push_back(g);
     }
     return out;
   }
-  const std::vector<std::int64_t> counts = slice_counts(problem, root_share);
   std::int64_t first = 0;
   for (int r = 0; r < p; ++r) {
     for (const Segment& piece : uniform_segments(counts[r], problem.element_bytes, chunk_bytes)) {
@@ -240,8 +244,8 @@ Schedule plan_staged(const Problem& problem) {
   check_problem(problem);
   constexpr const char* kName = "shm-reduce-scatter-gather";
   if (problem.collective != Collective::Reduce) throw PlanError(std::string(kName) + " plans reductions");
-  if (problem.staging_entries < 1)
-    throw PlanError(std::string(kName) + " needs a staging ring (every rank on one node, CANOPY_SHM not off)");
+  if (!staging_spans_problem(problem))
+    throw PlanError(std::string(kName) + " needs a staging ring over all its ranks (one node, CANOPY_SHM not off)");
   const int p = problem.nranks;
   if (problem.staging_entries < 2 * p)
     throw PlanError(std::string(kName) + ": a ring of " + std::to_string(problem.staging_entries) +

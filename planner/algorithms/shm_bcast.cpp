@@ -20,8 +20,8 @@ Schedule plan_shm_bcast_bcast(const Problem& problem) {
   check_problem(problem);
   constexpr const char* kName = "shm-bcast";
   if (problem.collective != Collective::Bcast) throw PlanError(std::string(kName) + " plans broadcasts");
-  if (problem.staging_entries < 2)
-    throw PlanError(std::string(kName) + " needs a staging ring (every rank on one node, CANOPY_SHM not off)");
+  if (!staging_spans_problem(problem) || problem.staging_entries < 2)
+    throw PlanError(std::string(kName) + " needs a staging ring over all its ranks (one node, CANOPY_SHM not off)");
   const std::int64_t chunk = staged_chunk_bytes(problem);
   if (chunk < problem.element_bytes) throw PlanError(std::string(kName) + ": an element is larger than a staging entry");
   Schedule s = empty_schedule(problem, kName,

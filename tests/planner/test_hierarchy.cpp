@@ -14,6 +14,8 @@
 #include "planner/hierarchy.h"
 #include "planner/segments.h"
 #include "planner/select.h"
+#include "planner/simulate.h"
+#include "planner/staged.h"
 #include "planner/topology.h"
 #include "support.h"
 
@@ -454,6 +456,103 @@ TEST_CASE("Hierarchy: for one segment, simulate() of a grid-* broadcast gives th
           CHECK(sim.makespan <= predicted.makespan + (h.groups() - 1) * alpha + 1e-12);
         }
       }
+  }
+}
+
+// ---- Node levels through the staging ring ---------------------------------------------
+
+namespace {
+
+// Staging steps whose writer is on another node than the reader (must be none), and
+// staging steps in all.
+std::pair<int, int> staging_reads(const Schedule& s, const Topology& t) {
+  int across = 0, all = 0;
+  for (int r = 0; r < s.nranks; ++r)
+    for (const Step& st : s.steps[r])
+      if (st.is_staging()) {
+        ++all;
+        if (st.kind != StepKind::Stage && !t.same_node(r, st.peer)) ++across;
+      }
+  return {across, all};
+}
+
+}  // namespace
+
+TEST_CASE("Hierarchy: with a ring on each node, the node levels stage; every schedule validates, "
+          "simulates, reads staged data only on its own node, and still crosses each wide-area link once",
+          "[hierarchy][staging]") {
+  std::mt19937 rng(test_seed() + 7);
+  int staged = 0;
+  for (int trial = 0; trial < 6; ++trial) {
+    const auto t = random_topology(rng);
+    CAPTURE(trial, describe_topology(*t));
+    for (int root : {0, t->nranks() - 1})
+      for (int segments : {1, 3})
+        for (Collective c : {Collective::Reduce, Collective::Bcast}) {
+          const Problem p = with_staging_ring(problem_on(t, c, root, segments));
+          REQUIRE(p.staging_entries == staging_entries_for(largest_node(*t)));
+          // The shm-* algorithms plan one node's ranks only.
+          if (t->nodes() > 1)
+            CHECK_THROWS_AS(plan_with(c == Collective::Bcast ? "shm-bcast" : "shm-reduce-scatter-gather", p),
+                            PlanError);
+          for (const std::string& name : topology_aware_names()) {
+            CAPTURE(root, segments, to_string(c), name);
+            const Schedule s = plan_with(name.c_str(), p);
+            check_valid(s);
+            const Simulation sim = simulate(s, p.model, t.get());
+            INFO(sim.error);
+            REQUIRE(sim.ok);
+            const auto [across, all] = staging_reads(s, *t);
+            CHECK(across == 0);
+            CHECK(s.uses_staging() == (all > 0));
+            if (all > 0) {
+              ++staged;
+              CHECK(s.staging_entries == p.staging_entries);
+            }
+            CHECK(wide_area_messages(s, *t) == std::vector<int>(segments, t->clusters - 1));
+          }
+        }
+  }
+  // Inside a node a staged copy costs no per-message alpha: the node levels take it.
+  CHECK(staged > 0);
+}
+
+TEST_CASE("Hierarchy: two nodes of two ranks, one segment, ring on each: the makespan is the level "
+          "between the leaders plus the staged level inside the far node",
+          "[hierarchy][staging]") {
+  // Leaders 0 and 2. Bcast: the segment crosses (T_up), then node 1 stages it and its
+  // other rank copies it out (T_node), while node 0 did the same from the start. Reduce:
+  // node 1 reduces through its ring (T_node), then its leader's result crosses and the
+  // root combines it (T_up); node 0's own level runs meanwhile. Either way
+  // T = T_up + T_node, with both levels priced on their own by the simulator.
+  Topology t;
+  t.node = {0, 0, 1, 1};
+  t.cluster = {0, 0, 0, 0};
+  t.clusters = 1;
+  t.links = {link_mbit(50e-6, 1000)};
+  const auto topo = std::make_shared<const Topology>(t);
+  for (Collective c : {Collective::Bcast, Collective::Reduce}) {
+    CAPTURE(to_string(c));
+    Problem p = with_staging_ring(problem_on(topo, c, 0, 1));
+    p.segment_bytes = 0;
+    const Schedule s = plan_with("hierarchical", p);
+    check_valid(s);
+    REQUIRE(s.uses_staging());
+    const Hierarchy h = make_hierarchy(p, t.node);
+    REQUIRE(h.leader == std::vector<int>{0, 2});
+    const Simulation upper = simulate(plan_upper(p, h).schedule, p.model, upper_problem(p, h).topology.get());
+    const Problem node = lower_problem(p, h, 1);
+    REQUIRE(node.staging_entries == p.staging_entries);  // one node: the ring stays
+    const Schedule node_level = plan_groups(p, h)[1].schedule;
+    CHECK(node_level.algorithm == (c == Collective::Bcast ? "shm-bcast" : "shm-reduce-scatter-gather"));
+    const Simulation inside = simulate(node_level, p.model, node.topology.get());
+    const Simulation whole = simulate(s, p.model, topo.get());
+    REQUIRE((upper.ok && inside.ok && whole.ok));
+    CHECK(whole.makespan == Approx(upper.makespan + inside.makespan).epsilon(1e-9));
+    // And the node levels chose the ring over point-to-point messages.
+    const Schedule p2p = plan_with("hierarchical", problem_on(topo, c, 0, 1));
+    CHECK_FALSE(p2p.uses_staging());
+    CHECK(whole.makespan < simulate(p2p, p.model, topo.get()).makespan);
   }
 }
 

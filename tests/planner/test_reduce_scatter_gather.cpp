@@ -271,6 +271,37 @@ TEST_CASE("The staging ring is offered to 2..32 ranks: at most 4 MiB per rank", 
   CHECK(validate(plan_with("shm-reduce-scatter-gather", problem)).ok);
 }
 
+TEST_CASE("A ring is made only where the ranks the topology puts on one node share memory",
+          "[reduce-scatter-gather]") {
+  // No topology: every rank must be on one node.
+  CHECK(planned_nodes_share_memory({}, {0, 0, 0}).empty());
+  CHECK(planned_nodes_share_memory({}, {0, 0, 2}) == "the communicator's ranks are on more than one node");
+  // Planned nodes inside physical ones (the test bed: several "nodes" on one machine).
+  CHECK(planned_nodes_share_memory({0, 0, 1, 1}, {0, 0, 0, 0}).empty());
+  CHECK(planned_nodes_share_memory({0, 1, 0, 1}, {0, 2, 0, 2}).empty());
+  // A planned node across two physical ones: named by its first two ranks apart.
+  CHECK(planned_nodes_share_memory({0, 0, 1, 0}, {0, 0, 2, 2}) ==
+        "ranks 0 and 3 share a node in the topology but not memory (MPI_COMM_TYPE_SHARED)");
+  CHECK(planned_nodes_share_memory({0, 0}, {0, 0, 0}) == "the topology describes 2 ranks, not 3");
+}
+
+TEST_CASE("The ring on a topology's nodes is sized for its largest node", "[reduce-scatter-gather]") {
+  Problem p = make_problem(Collective::Bcast, 7, 0, 1000, 1, true, 0, default_model());
+  CHECK(largest_node(p) == 7);
+  CHECK(with_staging_ring(p).staging_entries == staging_entries_for(7));
+  Topology t;
+  t.node = {0, 0, 1, 1, 1, 1, 2};
+  t.cluster.assign(7, 0);
+  t.links = {default_model()};
+  p.topology = std::make_shared<const Topology>(t);
+  CHECK(largest_node(p) == 4);
+  p = with_staging_ring(p);
+  CHECK(p.staging_entries == staging_entries_for(4));
+  // The ring spans no node's ranks alone: the shm-* algorithms decline the whole problem.
+  CHECK_FALSE(staging_spans_problem(p));
+  CHECK_THROWS_AS(plan_with("shm-bcast", p), PlanError);
+}
+
 TEST_CASE("The staged algorithms decline a problem without a staging ring", "[reduce-scatter-gather]") {
   const Problem problem = make_problem(Collective::Reduce, 4, 0, 5000, 8, true, 0, default_model());
   CHECK_THROWS_AS(plan_with("shm-reduce-scatter-gather", problem), PlanError);

@@ -346,6 +346,19 @@ set_tests_properties("mpi preload: staging ring unavailable, calls fall back" PR
                      ENVIRONMENT "CANOPY_SHM=window;CANOPY_FAULT=shm-unavailable;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
                      LABELS "mpi;preload" TIMEOUT 120)
 
+# Several nodes named by a topology file: hierarchical's node levels stage through a
+# ring on each node (8 entries per rank: the largest node holds 2 ranks), and results
+# stay right (the programs check them).
+foreach(case "bcast_matrix;CANOPY_BCAST_ALGO=hierarchical" "reduce_matrix;CANOPY_REDUCE_ALGO=hierarchical")
+  list(POP_FRONT case prog algo)
+  add_test(NAME "mpi preload: topology file, hierarchical stages inside each node: ${prog} np5"
+           COMMAND ${expect} 1 1 "staging ring made for a communicator of 5 ranks: 8 entries" --
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 5 $<TARGET_FILE:${prog}>)
+  set_tests_properties("mpi preload: topology file, hierarchical stages inside each node: ${prog} np5" PROPERTIES
+                       ENVIRONMENT "CANOPY_LOG_LEVEL=debug;CANOPY_TOPOLOGY=${sites5};${algo};CANOPYTEST_EXPECT_INTERCEPT=1"
+                       LABELS "mpi;preload" TIMEOUT 120)
+endforeach()
+
 # The ring is made only for a staged schedule: never for point-to-point ones (it is
 # collective and holds memory), and once per communicator for staged ones.
 foreach(case "p2p|0|0|CANOPY_REDUCE_ALGO=binomial;CANOPY_BCAST_ALGO=chain"

@@ -361,8 +361,8 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   app.add_flag("--non-commutative", o.non_commutative, "the reduction must combine operands in rank order");
   app.add_flag("--shm", o.shm,
-               "every rank on one node with Canopy's staging ring (2 x ranks entries of 64 KiB): the shm-* "
-               "algorithms compete");
+               "each node with Canopy's staging ring (2 x its ranks entries of 64 KiB): the shm-* algorithms "
+               "compete on one node, and plan the node levels of hierarchical and grid-* with --topology");
   app.add_flag("--json", o.json, "print JSON instead of text");
   app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
   app.add_flag("--steps", o.steps, "also print every rank's steps");
@@ -408,10 +408,11 @@ int main(int argc, char** argv) {
       throw CLI::ValidationError("--rank", std::to_string(o.rank) + " is not a rank: allowed 0.." +
                                                std::to_string(o.ranks - 1));
     if (o.rank >= 0 && o.compare) throw CLI::ValidationError("--rank", "shows one schedule, --compare prices them all");
-    if (o.shm && !staging_ring_allowed(o.ranks))
-      throw CLI::ValidationError("--shm", "Canopy offers its staging ring to communicators of 2.." +
-                                              std::to_string(kMaxStagingRanks) + " ranks, not " +
-                                              std::to_string(o.ranks));
+    const int per_node = o.topology ? largest_node(*o.topology) : o.ranks;
+    if (o.shm && !staging_ring_allowed(per_node))
+      throw CLI::ValidationError("--shm", "Canopy offers its staging ring where a node holds 2.." +
+                                              std::to_string(kMaxStagingRanks) + " of the ranks, not " +
+                                              std::to_string(per_node));
     const Problem problem = make_problem(o);
     return o.compare ? print_comparison(o, problem) : print_plan(o, problem);
   } catch (const std::exception& e) {
