@@ -32,6 +32,18 @@ namespace {
 // (48 KiB), so the copied block is still there when the combine reads it.
 constexpr std::int64_t kCombineBlockBytes = 16 * 1024;
 
+// Up to this many bytes per call, fetch_reduce_input combines the two operands into the
+// accumulator in one pass (ReduceIntoKernel) instead of copying one and combining the
+// other into it. Measured on 2 ranks here (reduce of doubles, OSU-style, canopy-bench
+// --batch-ms 0, three runs of each build alternating; us per call): 256 KiB 12.0/12.5
+// against 15.5/15.6, 1 MiB 43-48 against 60-61; at 2 MiB it won in one session
+// (117-124 against 157-217) and lost in the next (218-300 against 121-225), and at
+// 4 MiB it lost (545-601 against 247-329). Past the caches the copy wins, most likely
+// because memcpy (rep movsb) writes whole lines of the receive buffer without reading
+// them first and a loop's stores read each line before writing it. Decision: one pass
+// up to 1 MiB, where it won every time.
+constexpr std::int64_t kOnePassMaxBytes = std::int64_t{1} << 20;
+
 class RankRun {
  public:
   RankRun(const Schedule& s, const std::vector<planner::Segment>& segments, int rank, const ExecutionBuffers& b,
@@ -45,7 +57,7 @@ class RankRun {
         op_(op),
         comm_(comm),
         fused_(fused),
-        kernel_(layout.dense ? reduce_kernel(op, layout.type) : nullptr),
+        kernels_(layout.dense ? reduce_kernels(op, layout.type) : ReduceKernels{}),
         acc_recv_(scratch.acc_recv),
         slot_recv_(scratch.slot_recv),
         sends_(scratch.sends),
@@ -57,6 +69,8 @@ class RankRun {
     // Keep the inner lists' memory: clear them, grow the outer list only.
     for (std::size_t k = 0; k < std::min(nseg, readers_.size()); ++k) readers_[k].clear();
     if (readers_.size() < nseg) readers_.resize(nseg);
+    const std::int64_t elements = segments.empty() ? 0 : segments.back().first + segments.back().count;
+    one_pass_ = kernels_.into != nullptr && elements * layout.size <= kOnePassMaxBytes;
   }
 
   int run() {
@@ -110,7 +124,7 @@ class RankRun {
   static int tag(int seg) { return seg % 32767; }
   // inout = in (op) inout over n elements: Canopy's loop or MPI_Reduce_local.
   int combine(const void* in, void* inout, int n) const {
-    return shim::combine(kernel_, in, inout, n, layout_.type, op_);
+    return shim::combine(kernels_.combine, in, inout, n, layout_.type, op_);
   }
   void note(int err) {
     if (err != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = err;
@@ -256,8 +270,14 @@ class RankRun {
     for (int done = 0, n = count(seg); done < n && error_ == MPI_SUCCESS; done += block) {
       const int k = std::min(block, n - done);
       const std::size_t at = static_cast<std::size_t>(done * size), len = static_cast<std::size_t>(k * size);
-      std::memcpy(into + at, (staged_left ? own : staged) + at, len);
-      note(combine(staged_left ? staged + at : own + at, into + at, k));
+      const char* first = (staged_left ? own : staged) + at;  // in inout's place
+      const char* second = (staged_left ? staged : own) + at;
+      if (one_pass_) {
+        kernels_.into(first, second, into + at, k);
+        continue;
+      }
+      std::memcpy(into + at, first, len);
+      note(combine(second, into + at, k));
     }
     b_.ring->release(st.peer, st.slot);
   }
@@ -301,7 +321,8 @@ class RankRun {
   const MPI_Op op_;
   const MPI_Comm comm_;
   const std::vector<Fused>& fused_;  // per step: runs as written, or fused (fusions_for)
-  const ReduceKernel kernel_;        // null: MPI_Reduce_local combines
+  const ReduceKernels kernels_;      // null: MPI_Reduce_local combines
+  bool one_pass_ = false;            // fetch_reduce_input combines into the accumulator in one pass
   std::vector<MPI_Request>& acc_recv_;
   std::vector<MPI_Request>& slot_recv_;
   std::vector<MPI_Request>& sends_;

@@ -72,8 +72,21 @@ __attribute__((always_inline)) inline void loop(const void* in, void* inout, std
   for (std::int64_t i = 0; i < n; ++i) a[i] = static_cast<T>(Op::apply(a[i], b[i]));
 }
 
-#define CANOPY_DEFINE_KERNEL(name, T, Op) \
-  CANOPY_KERNEL void name(const void* in, void* inout, std::int64_t n) { loop<T, Op>(in, inout, n); }
+// out[i] = a[i] (op) b[i]: the same operation with a in inout's place, written to a third
+// buffer, so that combining two operands into a fresh buffer takes one pass.
+template <typename T, typename Op>
+__attribute__((always_inline)) inline void loop_into(const void* a, const void* b, void* out, std::int64_t n) {
+  const T* __restrict x = static_cast<const T*>(a);
+  const T* __restrict y = static_cast<const T*>(b);
+  T* __restrict o = static_cast<T*>(out);
+  for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(Op::apply(x[i], y[i]));
+}
+
+#define CANOPY_DEFINE_KERNEL(name, T, Op)                                                           \
+  CANOPY_KERNEL void name(const void* in, void* inout, std::int64_t n) { loop<T, Op>(in, inout, n); } \
+  CANOPY_KERNEL void name##_into(const void* a, const void* b, void* out, std::int64_t n) {           \
+    loop_into<T, Op>(a, b, out, n);                                                                 \
+  }
 
 // Wrapping arithmetic and bitwise operations: by width only.
 #define CANOPY_WIDTH_KERNELS(bits)                            \
@@ -96,19 +109,26 @@ CANOPY_DEFINE_KERNEL(prod_f64, double, Prod)
 
 enum class Number { Signed, Unsigned, Floating };
 
+// One operation's two loops (or none).
+#define CANOPY_PAIR(name) ReduceKernels { name, name##_into }
+#define CANOPY_PAIR_IF(cond, name) ((cond) ? CANOPY_PAIR(name) : ReduceKernels{})
+
 struct Kernels {
-  ReduceKernel sum, prod, min, max, band, bor, bxor;
+  ReduceKernels sum, prod, min, max, band, bor, bxor;
 };
+
+#define CANOPY_INTEGER_KERNELS(bits, sum)                                                                  \
+  Kernels {                                                                                               \
+    sum, CANOPY_PAIR(prod_u##bits), CANOPY_PAIR_IF(is_signed, min_i##bits), CANOPY_PAIR_IF(is_signed, max_i##bits), \
+        CANOPY_PAIR(band_u##bits), CANOPY_PAIR(bor_u##bits), CANOPY_PAIR(bxor_u##bits)                     \
+  }
 
 Kernels integer_kernels(int bytes, bool is_signed) {
   switch (bytes) {
-    case 1: return {nullptr, prod_u8, is_signed ? min_i8 : nullptr, is_signed ? max_i8 : nullptr, band_u8, bor_u8, bxor_u8};
-    case 2:
-      return {nullptr, prod_u16, is_signed ? min_i16 : nullptr, is_signed ? max_i16 : nullptr, band_u16, bor_u16, bxor_u16};
-    case 4:
-      return {sum_u32, prod_u32, is_signed ? min_i32 : nullptr, is_signed ? max_i32 : nullptr, band_u32, bor_u32, bxor_u32};
-    case 8:
-      return {sum_u64, prod_u64, is_signed ? min_i64 : nullptr, is_signed ? max_i64 : nullptr, band_u64, bor_u64, bxor_u64};
+    case 1: return CANOPY_INTEGER_KERNELS(8, ReduceKernels{});
+    case 2: return CANOPY_INTEGER_KERNELS(16, ReduceKernels{});
+    case 4: return CANOPY_INTEGER_KERNELS(32, CANOPY_PAIR(sum_u32));
+    case 8: return CANOPY_INTEGER_KERNELS(64, CANOPY_PAIR(sum_u64));
     default: return {};
   }
 }
@@ -141,8 +161,8 @@ Kernels kernels_of(MPI_Datatype type) {
     int bytes = 0;
     if (PMPI_Type_size(type, &bytes) != MPI_SUCCESS) return {};
     if (k.number != Number::Floating) return integer_kernels(bytes, k.number == Number::Signed);
-    if (bytes == 8) return {sum_f64, prod_f64, nullptr, nullptr, nullptr, nullptr, nullptr};
-    if (bytes == 4) return {sum_f32, prod_f32, nullptr, nullptr, nullptr, nullptr, nullptr};
+    if (bytes == 8) return {CANOPY_PAIR(sum_f64), CANOPY_PAIR(prod_f64), {}, {}, {}, {}, {}};
+    if (bytes == 4) return {CANOPY_PAIR(sum_f32), CANOPY_PAIR(prod_f32), {}, {}, {}, {}, {}};
     return {};
   }
   return {};
@@ -152,8 +172,8 @@ Kernels kernels_of(MPI_Datatype type) {
 
 namespace {
 
-ReduceKernel look_up(MPI_Op op, MPI_Datatype type) {
-  if (type == MPI_DATATYPE_NULL || op == MPI_OP_NULL) return nullptr;
+ReduceKernels look_up(MPI_Op op, MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL || op == MPI_OP_NULL) return {};
   const Kernels k = kernels_of(type);
   if (op == MPI_SUM) return k.sum;
   if (op == MPI_PROD) return k.prod;
@@ -162,12 +182,12 @@ ReduceKernel look_up(MPI_Op op, MPI_Datatype type) {
   if (op == MPI_BAND) return k.band;
   if (op == MPI_BOR) return k.bor;
   if (op == MPI_BXOR) return k.bxor;
-  return nullptr;
+  return {};
 }
 
 }  // namespace
 
-ReduceKernel reduce_kernel(MPI_Op op, MPI_Datatype type) {
+ReduceKernels reduce_kernels(MPI_Op op, MPI_Datatype type) {
   // Asked on every MPI_Reduce that runs a schedule; a program reduces with one or two
   // pairs, so each thread keeps its last answer (about 24 handle comparisons and an
   // MPI_Type_size saved). A freed handle MPI hands out again cannot make it wrong: only
@@ -176,12 +196,12 @@ ReduceKernel reduce_kernel(MPI_Op op, MPI_Datatype type) {
   struct Last {
     MPI_Op op = MPI_OP_NULL;
     MPI_Datatype type = MPI_DATATYPE_NULL;
-    ReduceKernel kernel = nullptr;
+    ReduceKernels kernels;
   };
   thread_local Last last;
-  if (op == last.op && type == last.type) return last.kernel;
+  if (op == last.op && type == last.type) return last.kernels;
   last = {op, type, look_up(op, type)};
-  return last.kernel;
+  return last.kernels;
 }
 
 }  // namespace canopy::shim

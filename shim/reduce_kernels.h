@@ -34,10 +34,20 @@ namespace canopy::shim {
 
 // inout[i] = inout[i] (op) in[i] for i < n.
 using ReduceKernel = void (*)(const void* in, void* inout, std::int64_t n);
+// out[i] = a[i] (op) b[i] for i < n: the same loop with `a` in inout's place, into a
+// third buffer (what copying a into out and then combining b into it would give).
+using ReduceIntoKernel = void (*)(const void* a, const void* b, void* out, std::int64_t n);
 
-// Canopy's loop for `op` on `type`, or nullptr where MPI_Reduce_local must do it (user
-// operations, derived types, floating MIN/MAX, other predefined types).
-ReduceKernel reduce_kernel(MPI_Op op, MPI_Datatype type);
+struct ReduceKernels {
+  ReduceKernel combine = nullptr;
+  ReduceIntoKernel into = nullptr;
+};
+
+// Canopy's loops for `op` on `type` (both, or neither: null where MPI_Reduce_local must
+// do it: user operations, derived types, floating MIN/MAX, other predefined types).
+// Each thread remembers its last answer (a program reduces with one or two pairs).
+ReduceKernels reduce_kernels(MPI_Op op, MPI_Datatype type);
+inline ReduceKernel reduce_kernel(MPI_Op op, MPI_Datatype type) { return reduce_kernels(op, type).combine; }
 
 // inout = in (op) inout over n elements of a predefined or derived type: the kernel
 // where there is one, else MPI_Reduce_local. Returns an MPI error code.

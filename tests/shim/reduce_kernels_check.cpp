@@ -2,8 +2,9 @@
 // what this MPI's MPI_Reduce_local gives, bit for bit, for every (operation, type) they
 // take, on random data and on the values where operations differ (NaN, infinities,
 // signed zeros, denormals, integer extremes whose sums and products wrap), at odd
-// lengths and unaligned starts. Also that floating MIN/MAX and user operations get no
-// loop (MPI_Reduce_local stays theirs). One rank; prints one line per pair checked.
+// lengths and unaligned starts, in both forms (combined into inout, and into a third
+// buffer in one pass). Also that floating MIN/MAX and user operations get no loop
+// (MPI_Reduce_local stays theirs). One rank; prints one line per pair checked.
 #include <mpi.h>
 
 #include <cmath>
@@ -110,7 +111,10 @@ int main(int argc, char** argv) {
       }
     };
     for (const Op& o : ops) {
-      const canopy::shim::ReduceKernel kernel = canopy::shim::reduce_kernel(o.op, t.type);
+      const canopy::shim::ReduceKernels kernels = canopy::shim::reduce_kernels(o.op, t.type);
+      const canopy::shim::ReduceKernel kernel = kernels.combine;
+      check((kernels.combine == nullptr) == (kernels.into == nullptr),
+            std::string(o.name) + " on " + t.name + ": both loops or neither");
       // Left to MPI (shim/reduce_kernels.h says why): floating and unsigned MIN and MAX
       // (MPICH 4.0.2 compares unsigned types as signed), SUM on 1- and 2-byte integers
       // (Open MPI 4.1.4's vectorised sum saturates), bitwise operations on floats.
@@ -132,6 +136,15 @@ int main(int argc, char** argv) {
           kernel(in.data() + shift, mine.data() + shift, static_cast<std::int64_t>(n));
           check(same(native, mine, t.floating, size), std::string(o.name) + " on " + t.name + ", " + std::to_string(n) +
                                     " elements from byte " + std::to_string(shift) + ": differs from MPI_Reduce_local");
+          // The one-pass form: inout's operand and in's, into a third buffer whose
+          // old contents must not matter (random bytes here).
+          std::vector<unsigned char> into = operand(rng, n + 1, size, special);
+          std::memcpy(into.data(), native.data(), static_cast<std::size_t>(shift));  // outside the n elements
+          std::memcpy(into.data() + shift + n * size, native.data() + shift + n * size, into.size() - shift - n * size);
+          kernels.into(inout.data() + shift, in.data() + shift, into.data() + shift, static_cast<std::int64_t>(n));
+          check(same(native, into, t.floating, size), std::string(o.name) + " on " + t.name + ", " + std::to_string(n) +
+                                    " elements from byte " + std::to_string(shift) +
+                                    ": the one-pass loop differs from MPI_Reduce_local");
         }
       }
       ++pairs;
