@@ -22,6 +22,7 @@ Schedule plan_fibonacci_strategy_reduce(const Problem&);
 Schedule plan_snf_reduce(const Problem&);
 Schedule plan_reduce_scatter_gather_reduce(const Problem&);
 Schedule plan_shm_reduce_scatter_gather_reduce(const Problem&);
+Schedule plan_shm_flat_reduce(const Problem&);
 Schedule plan_shm_bcast_bcast(const Problem&);
 
 // Rank views (Algorithm::view); algorithms without one are projected (plan_view).
@@ -109,6 +110,10 @@ const std::vector<Algorithm>& algorithms() {
       {"shm-reduce-scatter-gather", Collective::Reduce, plan_shm_reduce_scatter_gather_reduce,
        "reduce-scatter-gather through the node's staging ring, reduced where staged; one node (or a hierarchy's "
        "node level); rank-ordered",
+       false, nullptr, nullptr, false, true},
+      {"shm-flat", Collective::Reduce, plan_shm_flat_reduce,
+       "every rank stages its input once in the node's staging ring, the root combines them all where they lie; "
+       "one node (or a hierarchy's node level); rank-ordered",
        false, nullptr, nullptr, false, true},
       {"hierarchical", Collective::Reduce, plan_hierarchical_reduce,
        "one level between clusters (or nodes) and one inside each, composed and pipelined; commutative ops only", true},

@@ -34,6 +34,13 @@
 // round t only for stages of round t; the validator proves it for every schedule.
 // An owner's first staged operand combines with its own input (a FetchReduce from the
 // input), so no chunk is copied before it is reduced.
+// shm-flat is the same with the root owning the whole message: every other rank stages
+// its input once and the root combines them all where they lie. It is what root_share
+// gives on two ranks when a reduction costs under two copies; as its own algorithm it
+// lets auto's trials measure it beside the model's split when the model (a learned one
+// especially: CANOPY_LEARN folds every unpriced cost into gamma and copy) says to split.
+// Decision, from the measurement that made it: on 2 ranks here the split a learned model
+// chose (segments of 30952..49152 B) reduced 1 MiB in 72-74 us, the root alone in 44.
 // The root's slice is sized by the model, because the root also copies every other
 // slice out. With per-byte copy c and reduction r (the model's copy_per_byte and
 // gamma), a non-root owner of s bytes stages the rest of its input, (n - s) c, and
@@ -240,9 +247,10 @@ Schedule plan_p2p(const Problem& problem) {
 // its stage by what it holds: (writer, segment, whether it is the reduced result).
 using StageKey = std::tuple<int, int, bool>;
 
-Schedule plan_staged(const Problem& problem) {
+// shm-reduce-scatter-gather with the root owning `share` of the message (root_share's,
+// or all of it for shm-flat), named `kName`.
+Schedule plan_staged(const Problem& problem, const char* kName, double share) {
   check_problem(problem);
-  constexpr const char* kName = "shm-reduce-scatter-gather";
   if (problem.collective != Collective::Reduce) throw PlanError(std::string(kName) + " plans reductions");
   if (!staging_spans_problem(problem))
     throw PlanError(std::string(kName) + " needs a staging ring over all its ranks (one node, CANOPY_SHM not off)");
@@ -253,7 +261,7 @@ Schedule plan_staged(const Problem& problem) {
   const std::int64_t chunk = staged_chunk_bytes(problem, problem.staging_entry_bytes);
   if (chunk < problem.element_bytes)
     throw PlanError(std::string(kName) + ": an element is larger than a staging entry");
-  Slices sl = cut_slices(problem, root_share(p, problem.model.copy_per_byte, problem.model.gamma), chunk);
+  Slices sl = cut_slices(problem, share, chunk);
   Schedule s = empty_schedule(problem, kName, sl.segments);
   s.staging_entries = problem.staging_entries;
   s.staging_entry_bytes = problem.staging_entry_bytes;
@@ -314,7 +322,11 @@ Schedule plan_staged(const Problem& problem) {
 }  // namespace
 
 Schedule plan_reduce_scatter_gather_reduce(const Problem& problem) { return plan_p2p(problem); }
-Schedule plan_shm_reduce_scatter_gather_reduce(const Problem& problem) { return plan_staged(problem); }
+Schedule plan_shm_reduce_scatter_gather_reduce(const Problem& problem) {
+  return plan_staged(problem, "shm-reduce-scatter-gather",
+                     root_share(problem.nranks, problem.model.copy_per_byte, problem.model.gamma));
+}
+Schedule plan_shm_flat_reduce(const Problem& problem) { return plan_staged(problem, "shm-flat", 1.0); }
 
 // O(p + segments): the slices are cut for every rank, the steps for this one.
 Schedule view_reduce_scatter_gather_reduce(const Problem& problem, int rank) {

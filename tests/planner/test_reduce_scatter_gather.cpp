@@ -37,17 +37,50 @@ TEST_CASE("reduce-scatter-gather and its staged form validate: p = 1..12, every 
             sweep.check(plain.ok, "reduce-scatter-gather " + what + ": " + plain.summary());
             const Validation shm = validate(plan_with("shm-reduce-scatter-gather", staged(problem, 2 * p, 16384)));
             sweep.check(shm.ok, "shm-reduce-scatter-gather " + what + ": " + shm.summary());
+            const Validation flat = validate(plan_with("shm-flat", staged(problem, 2 * p, 16384)));
+            sweep.check(flat.ok, "shm-flat " + what + ": " + flat.summary());
             Problem bcast = staged(problem, 2, 16384);
             bcast.collective = Collective::Bcast;
             bcast.element_bytes = 1;
             bcast.commutative = true;
             const Validation b = validate(plan_with("shm-bcast", bcast));
             sweep.check(b.ok, "shm-bcast " + what + ": " + b.summary());
-            checked += 3;
+            checked += 4;
           }
   INFO(sweep.first);
   CHECK(sweep.failures == 0);
   CHECK(checked > 2000);
+}
+
+TEST_CASE("shm-flat: every other rank stages each chunk of its input once, the root alone combines them; on two "
+          "ranks it is the split root_share picks when a reduction costs under two copies",
+          "[reduce-scatter-gather]") {
+  const int p = 5, root = 3;
+  const Problem problem = staged(make_problem(Collective::Reduce, p, root, 40000, 8, true, 0, default_model()), 2 * p, 65536);
+  const Schedule s = plan_with("shm-flat", problem);
+  testing::check_valid(s);
+  const auto chunks = static_cast<int>(s.segments.size());
+  REQUIRE(chunks > 1);
+  for (int r = 0; r < p; ++r) {
+    int stages = 0, combines = 0, other = 0;
+    for (const Step& st : s.steps[r]) {
+      if (st.kind == StepKind::Stage) stages += st.buffer == Buffer::Input && st.readers == 1;
+      else if (st.kind == StepKind::FetchReduce) combines += st.peer != r;
+      else ++other;
+    }
+    CAPTURE(r);
+    CHECK(other == 0);
+    CHECK(stages == (r == root ? 0 : chunks));
+    CHECK(combines == (r == root ? (p - 1) * chunks : 0));
+  }
+  const Simulation sim = simulate(s, problem.model);
+  REQUIRE(sim.ok);
+  // The root's combines are the critical path: (p-1) n r at least.
+  CHECK(sim.makespan >= (p - 1) * 40000.0 * 8 * problem.model.gamma);
+  // Two ranks, default model (r = c < 2c): shm-reduce-scatter-gather gives the root
+  // everything, which is shm-flat step for step.
+  const Problem two = staged(make_problem(Collective::Reduce, 2, 1, 100000, 8, true, 0, default_model()), 4, 65536);
+  CHECK(plan_with("shm-flat", two).steps == plan_with("shm-reduce-scatter-gather", two).steps);
 }
 
 TEST_CASE("reduce-scatter-gather: every rank reduces a slice, the root combines only its own", "[reduce-scatter-gather]") {
