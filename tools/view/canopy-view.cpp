@@ -119,9 +119,12 @@ void print_list(const std::vector<ScheduleEntry>& entries, const Options& o) {
     const std::string predicted = recorded ? format_time(*e.predicted, model)
                                   : s.is_view() ? std::string("-")
                                                 : format_time(simulate_entry(e, model, topology_for(e, o)).makespan, model);
+    // (A std::string through printf's "..." is undefined: it printed stray bytes, at
+    // times a newline, after every entry.)
+    const std::string whose = s.is_view() ? "  (rank " + std::to_string(s.view_rank) + "'s view)" : "";
     std::printf("%5d  %-10s %5d %5d %12lld  %-22s %8zu  %s%s\n", e.index, to_string(s.collective), s.nranks, s.root,
                 static_cast<long long>(s.bytes()), s.algorithm.c_str(), s.segments.size(), predicted.c_str(),
-                s.is_view() ? "  (rank " + std::to_string(s.view_rank) + "'s view)" : "");
+                whose.c_str());
   }
 }
 
