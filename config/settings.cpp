@@ -152,8 +152,9 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_VERIFY=1"},
       {"CANOPY_TOPOLOGY", "topology", "auto", kTopologyAllowed,
        "The network beyond one node: auto measures it at MPI_Init when MPI_COMM_WORLD spans several nodes "
-       "(one-way times between nodes, Lowekamp's clusters, a link model per cluster pair); none prices every "
-       "message with CANOPY_MODEL; a file gives the clusters (and links; those it leaves out are measured)",
+       "(one-way times between nodes, Lowekamp's clusters, a link model per cluster pair), and the packages "
+       "(sockets) of a node whose bound ranks lie on several (hwloc; a link between packages); none prices "
+       "every message with CANOPY_MODEL; a file gives the clusters (and links; those it leaves out are measured)",
        "CANOPY_TOPOLOGY=$HOME/sites.json"},
       {"CANOPY_RHO", "number", "0.2", "a number > 0 and <= 10",
        "Lowekamp's tolerance for CANOPY_TOPOLOGY=auto: nodes join a cluster while their distance stays within "

@@ -81,7 +81,14 @@ Problem level_problem(const Problem& problem, const std::vector<int>& ranks, int
 }
 
 Problem upper_problem(const Problem& problem, const Hierarchy& h) {
-  return level_problem(problem, h.leader, h.root_group);
+  Problem upper = level_problem(problem, h.leader, h.root_group);
+  // The leaders' level never stages. Across nodes it cannot; across the packages of one
+  // node (a socket level) it could, but each leader may already stage in its own
+  // group's level, and a rank stages in one level only (stage numbers name its ring
+  // entries, and compose keeps them). Its messages go point to point.
+  upper.staging_entries = 0;
+  upper.staging_entry_bytes = 0;
+  return upper;
 }
 
 Problem lower_problem(const Problem& problem, const Hierarchy& h, int group) {
@@ -133,6 +140,9 @@ std::string plan_key(const Problem& p, const Request& r) {
     key += "/";
     for (const CostModel& link : t->links) put_model(key, link);
     for (double s : t->slowdown) put(key, s);
+    key += "/P";
+    for (int v : t->package) put(key, std::int64_t{v});
+    if (t->package_link) put_model(key, *t->package_link);
   }
   return key;
 }

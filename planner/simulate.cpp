@@ -122,6 +122,12 @@ class EventRun {
           if (staged == kUnset) break;
           start = std::max(start, staged + (m_.kind == "overlap" ? 0.0 : kStagingHandoffSeconds));
           if (st.kind == StepKind::FetchReduce) cost = m_.reduce(bytes);
+          // Reading an entry on another package streams it over the link between the
+          // packages: no faster than that link carries it. Decision: the slower of
+          // the two rates, not their sum, since the loads and the copy (or combine)
+          // overlap in one pass.
+          if (const Topology* t = net_.topology(); t && t->package_link && !t->same_package(r, st.peer))
+            cost = std::max(cost, t->package_link->transfer(bytes));
         }
         if (st.kind == StepKind::Reduce) {
           const double operand = done(r, slot_writer_[r][st.slot]);

@@ -1,6 +1,7 @@
 #include "planner/topology.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -34,6 +35,13 @@ std::string ranges(const std::vector<int>& ranks) {
 }
 
 }  // namespace
+
+bool Topology::splits_a_node() const {
+  std::map<int, int> package_of_node;
+  for (int r = 0; r < nranks() && !package.empty(); ++r)
+    if (package_of_node.emplace(node[r], package[r]).first->second != package[r]) return true;
+  return false;
+}
 
 int Topology::nodes() const { return node.empty() ? 0 : *std::max_element(node.begin(), node.end()) + 1; }
 
@@ -76,6 +84,23 @@ void check_topology(const Topology& t) {
   if (next_cluster != t.clusters)
     throw PlanError("topology: " + std::to_string(t.clusters) + " clusters declared, " +
                     std::to_string(next_cluster) + " used");
+  if (!t.package.empty()) {
+    if (static_cast<int>(t.package.size()) != p)
+      throw PlanError("topology: " + std::to_string(t.package.size()) + " package labels for " + std::to_string(p) +
+                      " ranks");
+    int next_package = 0;
+    std::map<int, int> node_of_package;
+    for (int r = 0; r < p; ++r) {
+      if (t.package[r] < 0 || t.package[r] > next_package)
+        throw PlanError("topology: packages must be numbered 0, 1, ... in order of first rank (rank " +
+                        std::to_string(r) + ")");
+      next_package = std::max(next_package, t.package[r] + 1);
+      const auto [it, fresh] = node_of_package.emplace(t.package[r], t.node[r]);
+      if (!fresh && it->second != t.node[r])
+        throw PlanError("topology: package " + std::to_string(t.package[r]) + " spans nodes " +
+                        std::to_string(it->second) + " and " + std::to_string(t.node[r]));
+    }
+  }
   if (!t.labels.empty() && static_cast<int>(t.labels.size()) != t.clusters)
     throw PlanError("topology: " + std::to_string(t.labels.size()) + " labels for " + std::to_string(t.clusters) +
                     " clusters");
@@ -88,8 +113,11 @@ Topology restrict_topology(const Topology& t, const std::vector<int>& ranks) {
     out.node.push_back(t.node.at(r));
     out.cluster.push_back(t.cluster.at(r));
     if (!t.slowdown.empty()) out.slowdown.push_back(t.slowdown[r]);
+    if (!t.package.empty()) out.package.push_back(t.package[r]);
   }
   renumber(out.node);
+  renumber(out.package);
+  out.package_link = t.package_link;
   std::vector<int> old = out.cluster;
   out.clusters = renumber(out.cluster);
   old_cluster.assign(out.clusters, 0);
@@ -99,6 +127,35 @@ Topology restrict_topology(const Topology& t, const std::vector<int>& ranks) {
   if (!t.labels.empty())
     for (int c : old_cluster) out.labels.push_back(t.labels[c]);
   return out;
+}
+
+std::vector<int> package_labels(const std::vector<int>& node, const std::vector<int>& machine_package) {
+  if (node.size() != machine_package.size())
+    throw PlanError("topology: " + std::to_string(machine_package.size()) + " packages for " +
+                    std::to_string(node.size()) + " ranks");
+  if (std::any_of(machine_package.begin(), machine_package.end(), [](int k) { return k < 0; })) return {};
+  std::map<std::pair<int, int>, int> index;
+  std::vector<int> out;
+  for (std::size_t r = 0; r < node.size(); ++r)
+    out.push_back(index.emplace(std::make_pair(node[r], machine_package[r]), static_cast<int>(index.size())).first->second);
+  Topology t;
+  t.node = node;
+  t.package = out;
+  return t.splits_a_node() ? out : std::vector<int>{};
+}
+
+CostModel package_link_from_times(const CostModel& base, double within_small, double within_large,
+                                  double across_small, double across_large) {
+  auto ratio = [](double across, double within) {
+    const double r = across / within;
+    return within > 0 && across > 0 && std::isfinite(r) && r > 1 ? r : 1.0;
+  };
+  const double per_message = ratio(across_small, within_small), per_byte = ratio(across_large, within_large);
+  CostModel link = base;
+  link.alpha *= per_message;
+  link.beta *= per_byte;
+  for (auto& [bytes, g] : link.gap) g *= per_byte;
+  return link;
 }
 
 Topology slowdown_topology(const CostModel& link, std::vector<double> slowdown) {
@@ -120,6 +177,11 @@ std::string describe_topology(const Topology& t) {
   out << "; links between nodes:";
   for (int a = 0; a < t.clusters; ++a)
     for (int b = 0; b < t.clusters; ++b) out << " " << name(a) << "->" << name(b) << " " << t.link(a, b).spec();
+  if (t.splits_a_node()) {
+    out << "; packages " << *std::max_element(t.package.begin(), t.package.end()) + 1 << ", per rank";
+    for (int k : t.package) out << " " << k;
+    out << ", between packages " << (t.package_link ? t.package_link->spec() : "as inside one");
+  }
   if (!t.slowdown.empty()) {
     out << "; slowdown";
     for (double s : t.slowdown) out << " " << s;
@@ -128,7 +190,9 @@ std::string describe_topology(const Topology& t) {
 }
 
 const CostModel& Network::link(int from, int to) const {
-  if (!topology_ || topology_->same_node(from, to)) return model_;
+  if (!topology_) return model_;
+  if (topology_->same_node(from, to))
+    return topology_->package_link && !topology_->same_package(from, to) ? *topology_->package_link : model_;
   return topology_->link(topology_->cluster[from], topology_->cluster[to]);
 }
 

@@ -5,7 +5,10 @@
 // of 002_*.txt, Liu & Wang).
 //
 // Pricing one message from rank a to rank b (Network below):
-//   same node                 Problem::model (shared memory, the homogeneous model)
+//   same node, same package   Problem::model (shared memory, the homogeneous model)
+//   same node, two packages   package_link where the topology has one (a socket
+//                             level: hwloc's packages, shim/topology_probe.h), else
+//                             Problem::model
 //   different nodes           links[cluster(a) * clusters + cluster(b)]; the diagonal
 //                             is between two nodes of one cluster
 // and the sender's slowdown multiplies the time (a slowdown of 2 sends at half speed).
@@ -17,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +36,12 @@ struct Topology {
   std::vector<CostModel> links;  // clusters x clusters, row = sending cluster
   std::vector<double> slowdown;  // per rank, >= 1 means slower sends; empty: all 1
   std::vector<std::string> labels;  // a name per cluster (site names, for logs); may be empty
+  // The package (socket) of each rank, numbered 0.. in order of first rank over the
+  // whole topology, every package inside one node; empty: not known, or one per node.
+  std::vector<int> package;
+  // Between two packages of one node; none: Problem::model prices it as any other
+  // message inside the node.
+  std::optional<CostModel> package_link;
 
   int nranks() const { return static_cast<int>(node.size()); }
   int nodes() const;
@@ -40,18 +50,43 @@ struct Topology {
   // The ranks of cluster c, in rank order.
   std::vector<int> members(int c) const;
   bool same_node(int a, int b) const { return node[a] == node[b]; }
+  bool same_package(int a, int b) const { return package.empty() || package[a] == package[b]; }
+  // Whether some node holds ranks of two packages (only then is there a socket level).
+  bool splits_a_node() const;
 };
 
 // Checks sizes and numbering (throws PlanError naming what is wrong): node and
 // cluster have one entry per rank, are numbered in order of first appearance, every
-// node lies in one cluster, links has clusters^2 entries, slowdowns are positive.
+// node lies in one cluster, links has clusters^2 entries, slowdowns are positive;
+// packages (if any) have one entry per rank, are numbered in order of first rank, and
+// every package lies in one node.
 void check_topology(const Topology& t);
 
 // The topology of the ranks `ranks` (indices into t), renumbered 0..k-1 in that order:
 // how a sub-communicator or one cluster of a hierarchy sees the network. Clusters and
-// nodes are renumbered in order of first appearance; links are kept for the clusters
-// that remain.
+// nodes (and packages) are renumbered in order of first appearance; links are kept
+// for the clusters that remain.
 Topology restrict_topology(const Topology& t, const std::vector<int>& ranks);
+
+// The package labels of Topology::package from each rank's node and the index of its
+// package on its machine (hwloc's logical index; -1: unknown), numbered over all
+// ranks in order of first rank. Empty where some rank's package is unknown (a socket
+// level needs every rank placed) or no node holds ranks of two packages (nothing to
+// gain). Throws PlanError on lists of different lengths.
+std::vector<int> package_labels(const std::vector<int>& node, const std::vector<int>& machine_package);
+
+// The link between two packages of one node, from one-way times (8 bytes and a probe)
+// of a pair of ranks inside one package and a pair across two: `base` (the node's
+// model) with its per-message cost (alpha) times across/within at 8 bytes and its
+// per-byte costs (beta, pLogP's gaps) times across/within at the probe; a ratio under 1,
+// or from times that are not positive, counts as 1. Decision: the base model may be
+// Canopy's built-in guess, and a raw ping-pong time between packages carries MPI's own
+// per-message overhead, which the guess leaves out; priced raw, every message between
+// packages would look several times dearer than one inside a package and the package
+// level would win on the model's word alone. Scaled, it is exactly as much dearer as
+// measured. Reductions and copies stay as in `base`.
+CostModel package_link_from_times(const CostModel& base, double within_small, double within_large,
+                                  double across_small, double across_large);
 
 // Every rank its own node in one cluster with link `link`, slowdowns as given: the
 // heterogeneous cluster of 002 (Liu & Wang), where only the senders' speeds differ.

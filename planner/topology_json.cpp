@@ -58,8 +58,10 @@ CostModel read_link(const json& value, const std::string& key) {
 void check_keys(const json& j) {
   if (!j.is_object()) throw std::invalid_argument("topology: expected a JSON object, got " + shown(j));
   for (const auto& [key, value] : j.items())
-    if (key != "ranks" && key != "nodes" && key != "links" && key != "slowdown")
-      throw std::invalid_argument("topology: unknown key \"" + key + "\" (allowed: ranks, nodes, links, slowdown)");
+    if (key != "ranks" && key != "nodes" && key != "links" && key != "slowdown" && key != "packages" &&
+        key != "package_link")
+      throw std::invalid_argument("topology: unknown key \"" + key +
+                                  "\" (allowed: ranks, nodes, links, slowdown, packages, package_link)");
   if (!j.contains("ranks")) throw std::invalid_argument("topology: \"ranks\" (a cluster label per rank) is required");
 }
 
@@ -120,6 +122,21 @@ std::vector<double> read_slowdowns(const json& j, int p) {
                                   "; slowdowns are positive numbers up to 1e9");
     out.push_back(v.get<double>());
   }
+  return out;
+}
+
+// The package of every rank from "packages" (labels within the rank's node), numbered
+// over the whole topology in order of first rank; empty without the key.
+std::vector<int> read_packages(const json& j, const std::vector<int>& node) {
+  if (!j.contains("packages")) return {};
+  const std::vector<int> within = read_labels(j["packages"], "packages", nullptr);
+  if (within.size() != node.size())
+    throw std::invalid_argument("topology: \"packages\" has " + std::to_string(within.size()) + " labels for " +
+                                std::to_string(node.size()) + " ranks (one per rank, as \"ranks\")");
+  std::map<std::pair<int, int>, int> index;
+  std::vector<int> out;
+  for (std::size_t r = 0; r < node.size(); ++r)
+    out.push_back(index.emplace(std::make_pair(node[r], within[r]), static_cast<int>(index.size())).first->second);
   return out;
 }
 
@@ -206,6 +223,8 @@ TopologyFile topology_from_json(const json& j, const std::vector<int>& nodes) {
   check_nodes_in_one_cluster(t, node_names);
   t.slowdown = read_slowdowns(j, p);
   t.links = read_links(j, t, out.missing);
+  t.package = read_packages(j, t.node);
+  if (j.contains("package_link")) t.package_link = read_link(j["package_link"], "package_link");
   try {
     check_topology(t);
   } catch (const PlanError& e) {
@@ -241,6 +260,9 @@ json topology_to_json(const Topology& t) {
     for (int b = 0; b < t.clusters; ++b) links[name(a) + "->" + name(b)] = t.link(a, b).spec();
   json out = {{"ranks", ranks}, {"nodes", nodes}, {"links", links}};
   if (!t.slowdown.empty()) out["slowdown"] = t.slowdown;
+  // Written as numbered over the whole topology: labels within a node read back the same.
+  if (!t.package.empty()) out["packages"] = t.package;
+  if (t.package_link) out["package_link"] = t.package_link->spec();
   return out;
 }
 

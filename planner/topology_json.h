@@ -9,7 +9,10 @@
 //                  "s0": "hockney:alpha=2e-5,beta=1e-9",      between nodes of s0
 //                  "default": "hockney:alpha=5e-5,beta=8e-9"}, every pair not named
 //     "slowdown": [1, 1, 2, 2, 1, 1]                      optional: per-rank send slowdown
-//   }
+//     "packages": [0, 1, 0, 1, 0, 1],                    optional: package (socket) per
+//                                                         rank, within the rank's node
+//     "package_link": "hockney:alpha=1e-6,beta=2e-10"    optional: between two packages
+//   }                                                     of one node
 //
 // Labels are strings or integers (1 and "1" are the same label); clusters and nodes
 // are numbered in order of first rank. Labels may contain '-': a link key is split
@@ -21,6 +24,9 @@
 // the nodes (the shim passes the nodes MPI reports). A pair with no link and no
 // "default" is listed in TopologyFile::missing (except the own link of a cluster on
 // one node, which no message uses): the shim measures it, the tools refuse the file.
+// Package labels name a package within its node (two nodes' package 0 are two
+// packages), so a file of identical nodes repeats one pattern; without "package_link"
+// a message between packages is priced like any other inside a node.
 #pragma once
 
 #include <string>

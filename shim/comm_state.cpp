@@ -60,8 +60,8 @@ namespace {
 
 // The world topology seen from `comm`: its ranks' world ranks (a local group
 // translation, the same on every rank), renumbered in communicator order. Null when
-// there is no world topology, or the ranks share one node and send at one speed
-// (messages in a node follow the base model).
+// there is no world topology, or the ranks share one node and one package and send at
+// one speed (messages in a node follow the base model).
 std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
   const auto& world = runtime().topology;
   if (!world) return nullptr;
@@ -77,7 +77,7 @@ std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
     if (w < 0 || w >= world->nranks()) return nullptr;  // a process from outside MPI_COMM_WORLD
   auto t = std::make_shared<planner::Topology>(planner::restrict_topology(*world, world_ranks));
   const bool one_speed = std::all_of(t->slowdown.begin(), t->slowdown.end(), [](double x) { return x == 1.0; });
-  if (t->nodes() <= 1 && one_speed) return nullptr;
+  if (t->nodes() <= 1 && one_speed && !t->splits_a_node()) return nullptr;
   return t;
 }
 

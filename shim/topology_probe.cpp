@@ -142,44 +142,64 @@ int containing(hwloc_topology_t topo, hwloc_obj_type_t type, hwloc_const_bitmap_
   return -1;
 }
 
-// This process's package and NUMA node: those containing its CPU binding, -1 when it
-// is not bound (bound to every CPU it may use), spans several, or hwloc fails. For the
-// log: planner::Topology has no socket level, since messages between the packages of
-// one node still go through shared memory, which the base model prices.
-std::vector<int> placement() {
-  std::vector<int> out = {-1, -1};
+// What hwloc says of this process's machine: how many packages it has (all of them,
+// those outside this process's cgroup included, so that every rank of a node counts
+// the same) and which package and NUMA node contain this process's CPU binding (-1
+// when it is not bound, bound to every CPU it may use, or spans several). Loads only
+// packages besides the objects hwloc always keeps (1-2 ms after MPI_Init, whose MPI
+// already opened hwloc's plugins). HWLOC_SYNTHETIC with HWLOC_THISSYSTEM=1 gives it a
+// made-up machine with this one's binding (how the tests show a socket level on a
+// one-package machine).
+struct Machine {
+  int packages = 0;
+  int package = -1;
+  int numa = -1;
+};
+
+Machine this_machine() {
+  Machine out;
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return out;
-  hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);  // not needed: load faster
+  hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);  // not needed: load faster
+  hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PACKAGE, HWLOC_TYPE_FILTER_KEEP_ALL);
   hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  if (set && hwloc_topology_load(topo) == 0 && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0 &&
-      !hwloc_bitmap_iszero(set) && !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), set)) {
-    out[0] = containing(topo, HWLOC_OBJ_PACKAGE, set);
-    out[1] = containing(topo, HWLOC_OBJ_NUMANODE, set);
+  if (set && hwloc_topology_load(topo) == 0) {
+    out.packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+    if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(set) &&
+        !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), set)) {
+      out.package = containing(topo, HWLOC_OBJ_PACKAGE, set);
+      out.numa = containing(topo, HWLOC_OBJ_NUMANODE, set);
+    }
   }
   hwloc_bitmap_free(set);
   hwloc_topology_destroy(topo);
   return out;
 }
 
-// Every rank's placement, on rank 0 as "packages 0,0,1,1 NUMA 0,0,1,1".
-std::string gather_placement(MPI_Comm comm) {
+// Every rank's package and NUMA node, on rank 0 as [package, numa] per rank, and the
+// text for the log: "package per rank 0,0,1,1 (NUMA node 0,0,1,1, ...)".
+std::vector<int> gather_placement(MPI_Comm comm, const Machine& machine, std::string& text) {
   int rank = 0, size = 1;
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
-  std::vector<int> mine = placement(), all(rank == 0 ? 2 * size : 0);
+  int mine[2] = {machine.package, machine.numa};
+  std::vector<int> all(rank == 0 ? 2 * size : 0);
   MPI_Request r;
-  PMPI_Igather(mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT, 0, comm, &r);
+  PMPI_Igather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, 0, comm, &r);
   wait(r);
-  if (rank != 0) return "";
-  if (std::all_of(all.begin(), all.end(), [](int x) { return x < 0; }))
-    return "ranks not bound to one package";
+  if (rank != 0) return all;
+  if (std::all_of(all.begin(), all.end(), [](int x) { return x < 0; })) {
+    text = "ranks not bound to one package";
+    return all;
+  }
   auto list = [&](int field) {
     std::string out;
     for (int q = 0; q < size && q < 64; ++q) out += (q ? "," : "") + std::to_string(all[2 * q + field]);
     return size > 64 ? out + ",..." : out;
   };
-  return "package per rank " + list(0) + " (NUMA node " + list(1) + ", -1: unbound or spanning several)";
+  text = "package per rank " + list(0) + " (NUMA node " + list(1) + ", -1: unbound or spanning several)";
+  return all;
 }
 
 // The Hockney link of one-way times at 8 bytes and at `probe` bytes; reductions and
@@ -192,6 +212,12 @@ planner::CostModel link_model(double small, double large, std::int64_t probe, co
   m.duplex = planner::Duplex::Full;
   m.overlap = true;
   return m;
+}
+
+std::string microseconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", s * 1e6);
+  return text;
 }
 
 std::string milliseconds(double s) {
@@ -364,6 +390,54 @@ std::string read_file(MPI_Comm comm, const config::Settings& s, const planner::C
   return "";
 }
 
+// The socket level. Rank 0 gives `t` the probed packages where it names none (every
+// rank bound to one package, and some node's ranks on two: planner::package_labels),
+// then, where a node's ranks lie on two packages and no link between packages is
+// given, two of them (the first rank a of the first such node and the first rank of
+// another package there) ping-pong 8 bytes and the probe, and so do a and another rank
+// of its package where there is one: the link is the base model scaled by the ratio
+// (planner::package_link_from_times says why), else the raw times as for a link between
+// nodes. Collective over `comm`; `error` (rank 0) skips all but the collective part.
+void add_packages(MPI_Comm comm, const config::Settings& s, const planner::CostModel& base,
+                  const std::vector<int>& node, const std::vector<int>& placement, const std::string& error,
+                  planner::Topology& t, std::string& detail) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  std::vector<int> ranks;  // across: a, b; then within a's package: a, c (if any)
+  if (rank == 0 && error.empty()) {
+    if (t.package.empty()) {
+      std::vector<int> machine_package;
+      for (std::size_t q = 0; q < node.size(); ++q) machine_package.push_back(placement[2 * q]);
+      t.package = planner::package_labels(node, machine_package);
+    }
+    if (t.splits_a_node() && !t.package_link) {
+      for (int a = 0; a < t.nranks() && ranks.empty(); ++a)
+        for (int b = a + 1; b < t.nranks() && ranks.empty(); ++b)
+          if (t.same_node(a, b) && !t.same_package(a, b)) ranks = {a, b};
+      for (int c = 0; c < t.nranks() && ranks.size() == 2; ++c)
+        if (c != ranks[0] && t.package[c] == t.package[ranks[0]]) ranks.insert(ranks.end(), {ranks[0], c});
+    }
+  }
+  share_ints(comm, ranks);
+  if (ranks.empty()) return;
+  std::vector<Pair> pairs;
+  for (std::size_t i = 0; i < ranks.size(); i += 2) pairs.emplace_back(ranks[i], ranks[i + 1]);
+  const int probe = static_cast<int>(s.probe_bytes);
+  const std::vector<double> times = measure_pairs(comm, pairs, {kSmall, probe});
+  if (rank != 0) return;
+  const std::string across = "ranks " + std::to_string(ranks[0]) + "-" + std::to_string(ranks[1]);
+  if (pairs.size() == 2) {
+    t.package_link = planner::package_link_from_times(base, times[2], times[3], times[0], times[1]);
+    detail += "; between packages measured (" + across + ", against ranks " + std::to_string(ranks[2]) + "-" +
+              std::to_string(ranks[3]) + " in one: one-way " + microseconds(times[0]) + " vs " +
+              microseconds(times[2]) + " us at 8 B, " + microseconds(times[1]) + " vs " + microseconds(times[3]) +
+              " us at " + std::to_string(probe) + " B)";
+  } else {
+    t.package_link = link_model(times[0], times[1], probe, base);
+    detail += "; between packages measured (" + across + ")";
+  }
+}
+
 // Rank 0's status and topology text to every rank of `comm`.
 void share_text(MPI_Comm comm, int& status, std::string& text) {
   long long header[2] = {status, static_cast<long long>(text.size())};
@@ -382,8 +456,12 @@ void share_text(MPI_Comm comm, int& status, std::string& text) {
 TopologyProbe probe_topology(const config::Settings& s, const planner::CostModel& base, int nodes, int node_leader) {
   TopologyProbe out;
   const bool from_file = s.topology != "auto" && s.topology != "none";
-  if (s.topology == "none" || (!from_file && nodes <= 1)) return out;
+  if (s.topology == "none") return out;
   const double start = PMPI_Wtime();
+  // On one node, auto has only packages to find: a machine of one package returns
+  // here, communicating nothing (every rank of the node counts the same packages).
+  const Machine machine = this_machine();
+  if (!from_file && nodes <= 1 && machine.packages < 2) return out;
   // A private communicator: no match with the application's messages. Nonblocking, as
   // MPICH's blocking collectives busy-poll (80 ms for a Comm_split_type at 4 ranks on 2
   // cores, hence the node leader from discover_nodes).
@@ -394,11 +472,19 @@ TopologyProbe probe_topology(const config::Settings& s, const planner::CostModel
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   const std::vector<int> node = node_of_ranks(comm, node_leader);
-  const std::string placed = gather_placement(comm);
+  std::string placed;
+  const std::vector<int> placement = gather_placement(comm, machine, placed);
   planner::Topology t;
   std::string detail;
   std::string error = from_file ? read_file(comm, s, base, node, t, detail) : "";
-  if (!from_file) measure_network(comm, s, base, node, t, detail);
+  if (!from_file && nodes > 1) measure_network(comm, s, base, node, t, detail);
+  if (!from_file && nodes <= 1 && rank == 0) {  // one node: no network to measure
+    t.node = node;
+    t.cluster.assign(node.size(), 0);
+    t.links = {base};
+    detail = "one node";
+  }
+  add_packages(comm, s, base, node, placement, error, t, detail);
   int status = 0;
   std::string text;
   if (rank == 0 && error.empty()) try {
@@ -416,7 +502,8 @@ TopologyProbe probe_topology(const config::Settings& s, const planner::CostModel
     // Every rank reads the same text, rank 0 included: identical topologies everywhere.
     if (status == 0) {
       auto shared = std::make_shared<planner::Topology>(planner::topology_from_json(nlohmann::json::parse(text)).topology);
-      const bool trivial = shared->nodes() == 1 && shared->clusters == 1 && shared->slowdown.empty();
+      const bool trivial =
+          shared->nodes() == 1 && shared->clusters == 1 && shared->slowdown.empty() && !shared->splits_a_node();
       out.description = planner::describe_topology(*shared);
       if (rank == 0)
         out.summary = out.description + "; " + detail + "; " + placed + "; discovery took " +

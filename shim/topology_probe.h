@@ -3,9 +3,13 @@
 //
 //  - nodes: MPI_COMM_TYPE_SHARED (each rank's node leader, gathered to all), numbered
 //    in order of first world rank;
-//  - inside a node: hwloc's package and NUMA node of each rank's binding, for the log
-//    only (planner::Topology has no socket level: messages between packages of one
-//    node still go through shared memory, which the base model prices);
+//  - inside a node: hwloc's package and NUMA node of each rank's binding (NUMA for the
+//    log). Where every rank is bound inside one package and some node holds ranks of
+//    two, the packages become Topology::package (the socket level: `hierarchical` goes
+//    by package inside a node), and two ranks on different packages of one node
+//    measure Topology::package_link as they would a link between nodes. On one node,
+//    auto looks only if hwloc counts two packages or more on the machine (every rank of
+//    the node counts the same), so a one-package machine still communicates nothing;
 //  - auto, on several nodes: the node leaders (lowest world rank of each node)
 //    measure the one-way time of a CANOPY_PROBE_BYTES message between every pair of
 //    nodes, one pair at a time; rank 0 clusters the nodes with Lowekamp's algorithm
@@ -38,8 +42,9 @@ struct TopologyProbe {
 };
 
 // Collective over MPI_COMM_WORLD when it does anything: with CANOPY_TOPOLOGY=auto on
-// more than one node (`nodes`, as every rank agreed at MPI_Init), or with a file.
-// Returns at once, communicating nothing, for none and for auto on one node. `base`
+// more than one node (`nodes`, as every rank agreed at MPI_Init) or on one machine of
+// several packages, or with a file. Returns at once, communicating nothing, for none
+// and for auto on one node of one package. `base`
 // gives the links their reduction and copy costs; `node_leader` is the world rank of
 // the lowest rank on this rank's node (MPI_COMM_TYPE_SHARED).
 TopologyProbe probe_topology(const config::Settings& settings, const planner::CostModel& base, int nodes,

@@ -16,8 +16,12 @@
 // Decisions:
 //  * Groups: the clusters when the topology has more than one, else the nodes (a
 //    single cluster of several nodes still gains from crossing between nodes once per
-//    node). A group of several nodes plans itself with every algorithm, so it may go
-//    hierarchical by node in turn.
+//    node), else, on one node whose ranks lie on several packages, the packages (a
+//    socket level: each package's data crosses to another package once, where
+//    Topology::package_link prices it). A group plans itself with every algorithm, so
+//    a group of several nodes may go hierarchical by node in turn, and a node by
+//    package; inside a package its levels may stage through the node's ring, the
+//    level over the packages' leaders goes point to point (hierarchy.h).
 //  * The level over the leaders is chosen among the homogeneous algorithms by its own
 //    predicted time: the leaders' links differ, and the grid-* algorithms are the ones
 //    that choose that tree knowing the clusters' internal times (grid.cpp).
@@ -33,13 +37,17 @@ namespace {
 
 constexpr const char* kName = "hierarchical";
 
-// Clusters when there are several, else nodes.
-std::vector<int> group_labels(const Topology& t) { return t.clusters > 1 ? t.cluster : t.node; }
+// Clusters when there are several, else nodes when there are several, else packages.
+std::vector<int> group_labels(const Topology& t) {
+  if (t.clusters > 1) return t.cluster;
+  if (t.nodes() > 1 || t.package.empty()) return t.node;
+  return t.package;
+}
 
 Schedule plan_hierarchical(const Problem& problem) {
   decline_unless_topology_aware_fits(problem, kName);
   const Hierarchy h = make_hierarchy(problem, group_labels(*problem.topology));
-  if (h.groups() < 2) throw PlanError(std::string(kName) + ": all ranks share one node");
+  if (h.groups() < 2) throw PlanError(std::string(kName) + ": all ranks share one node and one package");
   if (!h.any_group_shared()) throw PlanError(std::string(kName) + ": every group has one rank, nothing to gain");
   const Plan upper = plan_upper(problem, h);
   std::vector<Schedule> lower;

@@ -619,3 +619,153 @@ TEST_CASE("Hierarchy: topology-aware algorithms plan INT_MAX-element reduces and
         CHECK(plan.predicted > 0);
       }
 }
+
+// ---- The socket level: packages of one node ----------------------------------------------
+
+namespace {
+
+// One node of `ranks` ranks bound round-robin to two packages (0,1,0,1,...), as a
+// launcher binding ranks to cores in order does on a two-socket machine with cores
+// numbered alternately; between packages `link`.
+std::shared_ptr<const Topology> two_packages(int ranks, const CostModel& link) {
+  Topology t;
+  t.node.assign(ranks, 0);
+  t.cluster.assign(ranks, 0);
+  t.links = {default_model()};
+  for (int r = 0; r < ranks; ++r) t.package.push_back(r % 2);
+  t.package_link = link;
+  return std::make_shared<const Topology>(t);
+}
+
+// `name`'s schedule of `p` and its simulated makespan (what the selector predicts).
+Plan plan_with_prediction(const char* name, const Problem& p) {
+  Plan plan;
+  plan.schedule = plan_with(name, p);
+  const Simulation sim = simulate(plan.schedule, p.model, p.topology.get());
+  REQUIRE(sim.ok);
+  plan.predicted = sim.makespan;
+  return plan;
+}
+
+// Messages between packages of one node, and staged reads across packages.
+std::pair<int, int> across_packages(const Schedule& s, const Topology& t) {
+  int sends = 0, reads = 0;
+  for (int r = 0; r < s.nranks; ++r)
+    for (const Step& st : s.steps[r]) {
+      if (st.kind == StepKind::Send && !t.same_package(r, st.peer)) ++sends;
+      if ((st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) && !t.same_package(r, st.peer)) ++reads;
+    }
+  return {sends, reads};
+}
+
+}  // namespace
+
+TEST_CASE("Hierarchy: one node of two packages goes hierarchical by package: one message between the "
+          "packages per segment, staged reads only inside a package, the leaders' level point to point",
+          "[hierarchy][staging]") {
+  const auto t = two_packages(6, link_mbit(2e-6, 8000));
+  for (Collective c : {Collective::Reduce, Collective::Bcast})
+    for (int root : {0, 5})
+      for (int segments : {1, 4}) {
+        CAPTURE(to_string(c), root, segments);
+        for (bool ring : {false, true}) {
+          const Problem p = ring ? with_staging_ring(problem_on(t, c, root, segments)) : problem_on(t, c, root, segments);
+          const Schedule s = plan_with("hierarchical", p);
+          check_valid(s);
+          const Simulation sim = simulate(s, p.model, t.get());
+          INFO(sim.error);
+          REQUIRE(sim.ok);
+          const auto [sends, reads] = across_packages(s, *t);
+          CHECK(sends == segments);
+          CHECK(reads == 0);
+          if (ring) CHECK(s.uses_staging());
+          const Hierarchy h = make_hierarchy(p, t->package);
+          CHECK(upper_problem(p, h).staging_entries == 0);
+        }
+      }
+  // Without packages the node is one group: nothing to be hierarchical about.
+  Topology flat = *two_packages(6, default_model());
+  flat.package.clear();
+  CHECK_THROWS_AS(plan_with("hierarchical", problem_on(std::make_shared<const Topology>(flat), Collective::Bcast, 0, 1)),
+                  PlanError);
+}
+
+TEST_CASE("Hierarchy: two packages of two ranks, one segment, ring on the node: the makespan is the "
+          "leaders' level between the packages plus the staged level inside the far package",
+          "[hierarchy][staging]") {
+  // As the two-node case above, one level down: the packages' levels stage through the
+  // node's ring, the level between the packages' leaders (0 and 1) goes point to point
+  // over package_link.
+  const auto t = two_packages(4, link_mbit(3e-6, 16000));
+  for (Collective c : {Collective::Bcast, Collective::Reduce}) {
+    CAPTURE(to_string(c));
+    Problem p = with_staging_ring(problem_on(t, c, 0, 1));
+    p.segment_bytes = 0;
+    const Schedule s = plan_with("hierarchical", p);
+    check_valid(s);
+    const Hierarchy h = make_hierarchy(p, t->package);
+    REQUIRE(h.leader == std::vector<int>{0, 1});
+    const Problem upper_level = upper_problem(p, h);
+    const Simulation upper = simulate(plan_upper(p, h).schedule, p.model, upper_level.topology.get());
+    const Schedule far = plan_groups(p, h)[1].schedule;
+    CHECK(far.uses_staging());
+    const Simulation inside = simulate(far, p.model, lower_problem(p, h, 1).topology.get());
+    const Simulation whole = simulate(s, p.model, t.get());
+    REQUIRE((upper.ok && inside.ok && whole.ok));
+    CHECK(whole.makespan == Approx(upper.makespan + inside.makespan).epsilon(1e-9));
+    // The leaders' message is priced by the link between packages, not the node's model.
+    const CostModel& between = *t->package_link;
+    CHECK(upper.makespan >= between.transfer(p.count * p.element_bytes));
+  }
+}
+
+TEST_CASE("Hierarchy: a staged read from another package costs at least that link's transfer; from the "
+          "same package, the copy",
+          "[hierarchy][staging]") {
+  const CostModel slow = link_mbit(5e-6, 4000);
+  const auto t = two_packages(2, slow);
+  Topology same = *t;
+  same.package = {0, 0};
+  Problem p = with_staging_ring(problem_on(t, Collective::Bcast, 0, 1));
+  p.segment_bytes = 0;
+  const Schedule s = plan_with("shm-bcast", p);
+  const Simulation across = simulate(s, p.model, t.get()), inside = simulate(s, p.model, &same);
+  REQUIRE((across.ok && inside.ok));
+  // One segment: the root stages it, rank 1 fetches it; only the fetch changes.
+  const std::int64_t bytes = s.segment_bytes(0);
+  CHECK(across.makespan - inside.makespan ==
+        Approx(std::max(slow.transfer(bytes), p.model.copy(bytes)) - p.model.copy(bytes)).epsilon(1e-9));
+  CHECK(across.makespan > inside.makespan);
+}
+
+TEST_CASE("Hierarchy: two nodes of two packages each: hierarchical by node, and each node by package "
+          "where the link between packages is slow",
+          "[hierarchy]") {
+  Topology t;
+  t.node = {0, 0, 0, 0, 1, 1, 1, 1};
+  t.cluster.assign(8, 0);
+  t.links = {link_mbit(50e-6, 1000)};
+  t.package = {0, 1, 0, 1, 2, 3, 2, 3};
+  t.package_link = link_mbit(20e-6, 200);  // slow: scatter-allgather would cross it 3 times per segment
+  check_topology(t);
+  const auto topo = std::make_shared<const Topology>(t);
+  for (Collective c : {Collective::Reduce, Collective::Bcast}) {
+    CAPTURE(to_string(c));
+    const Problem p = problem_on(topo, c, 0, 4);
+    const Schedule s = plan_with("hierarchical", p);
+    check_valid(s);
+    const Hierarchy h = make_hierarchy(p, t.node);
+    const std::vector<Plan> nodes = plan_groups(p, h);
+    for (int g = 0; g < 2; ++g) {
+      // Each node chose by its own predicted time among every algorithm, by package included.
+      const Plan by_package = plan_with_prediction("hierarchical", lower_problem(p, h, g));
+      CHECK(nodes[g].predicted <= by_package.predicted);
+      // A reduce's packages meet once per segment at their leaders; a broadcast may
+      // instead scatter across both pairs of packages at once (the model has no
+      // contention on the link between packages), so only the reduce is pinned.
+      if (c == Collective::Reduce) CHECK(nodes[g].schedule.algorithm == "hierarchical");
+    }
+    // Reduce, every segment: one message between the nodes, one between the packages of each node.
+    if (c == Collective::Reduce) CHECK(across_packages(s, t).first == 4 * 3);
+  }
+}

@@ -186,14 +186,14 @@ TEST_CASE("Topology JSON: read_topology_file reads a file and names it in errors
   CHECK_THAT(file_error(garbage.path), Catch::StartsWith("topology file " + garbage.path + " is not JSON"));
   const TempFile unknown(R"({"ranks": ["s0"], "site": 1})");
   CHECK(file_error(unknown.path) ==
-        unknown.path + ": topology: unknown key \"site\" (allowed: ranks, nodes, links, slowdown)");
+        unknown.path + ": topology: unknown key \"site\" (allowed: ranks, nodes, links, slowdown, packages, package_link)");
 }
 
 TEST_CASE("Topology JSON: every bad field is named with its value", "[topology]") {
   const std::string link = R"("hockney:alpha=1e-5,beta=1e-9")";
   CHECK(error_of("[1, 2]") == "topology: expected a JSON object, got [1,2]");
   CHECK(error_of(R"({"ranks": ["s0"], "slowdowns": [1]})") ==
-        "topology: unknown key \"slowdowns\" (allowed: ranks, nodes, links, slowdown)");
+        "topology: unknown key \"slowdowns\" (allowed: ranks, nodes, links, slowdown, packages, package_link)");
   CHECK(error_of(R"({"nodes": ["a"]})") == "topology: \"ranks\" (a cluster label per rank) is required");
   SECTION("labels") {
     CHECK_THAT(error_of(R"({"ranks": []})"), Catch::Contains("\"ranks\" must be a non-empty array of labels") &&
@@ -361,4 +361,121 @@ TEST_CASE("Topology: the simulator prices each message by its pair of ranks", "[
     CHECK_FALSE(sim.ok);
     CHECK(sim.error == "the topology has 5 ranks, the schedule 4");
   }
+}
+
+// ---- Packages (the socket level) -----------------------------------------------------
+
+TEST_CASE("Topology: package_labels numbers each node's packages over all ranks, or gives none",
+          "[topology][packages]") {
+  // Two nodes; node 0's ranks on machine packages 1,0,1; node 1's on 0,0.
+  CHECK(package_labels({0, 0, 0, 1, 1}, {1, 0, 1, 0, 0}) == std::vector<int>{0, 1, 0, 2, 2});
+  // Every node on one package: nothing to split.
+  CHECK(package_labels({0, 0, 1, 1}, {0, 0, 1, 1}).empty());
+  // One rank unbound (-1): no socket level at all.
+  CHECK(package_labels({0, 0, 0}, {0, 1, -1}).empty());
+  CHECK_THROWS_AS(package_labels({0, 0}, {0}), PlanError);
+}
+
+TEST_CASE("Topology: packages are checked, restricted, described, and price messages between them",
+          "[topology][packages]") {
+  auto error_of_topology = [](const Topology& t) {
+    try {
+      check_topology(t);
+    } catch (const PlanError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  Topology t;
+  t.node = {0, 0, 0, 1};
+  t.cluster = {0, 0, 0, 0};
+  t.links = {hockney_model(1e-4, 1e-8, 0)};
+  t.package = {0, 1, 0, 2};
+  t.package_link = hockney_model(3e-6, 2e-10, 0);
+  CHECK(error_of_topology(t) == "accepted");
+  CHECK(t.splits_a_node());
+  t.package = {0, 1, 0};
+  CHECK(error_of_topology(t) == "topology: 3 package labels for 4 ranks");
+  t.package = {1, 0, 1, 2};
+  CHECK_THAT(error_of_topology(t), Catch::Contains("packages must be numbered 0, 1, ... in order of first rank (rank 0)"));
+  t.package = {0, 1, 0, 1};
+  CHECK(error_of_topology(t) == "topology: package 1 spans nodes 0 and 1");
+  t.package = {0, 1, 0, 2};
+
+  const CostModel shm = hockney_model(1e-6, 1e-10, 0);
+  const Network net(shm, &t);
+  CHECK(&net.link(0, 2) == &shm);                 // one package
+  CHECK(net.link(0, 1).spec() == t.package_link->spec());  // two packages of one node
+  CHECK(net.link(1, 3).spec() == t.links[0].spec());       // two nodes
+  CHECK_THAT(describe_topology(t), Catch::Contains("packages 3, per rank 0 1 0 2, between packages hockney"));
+
+  // Restricted to ranks 3, 2, 0: packages renumbered (2 -> 0, 0 -> 1), the link kept, and
+  // no node split any more.
+  const Topology r = restrict_topology(t, {3, 2, 0});
+  check_topology(r);
+  CHECK(r.package == std::vector<int>{0, 1, 1});
+  CHECK(r.package_link->spec() == t.package_link->spec());
+  CHECK_FALSE(r.splits_a_node());
+  CHECK(restrict_topology(t, {1, 0}).splits_a_node());
+
+  // Without package_link, a message between packages is priced as any inside the node.
+  t.package_link.reset();
+  CHECK(&Network(shm, &t).link(0, 1) == &shm);
+}
+
+TEST_CASE("Topology JSON: packages are labels within the rank's node; package_link a model spec",
+          "[topology][packages]") {
+  const TopologyFile file = topology_from_json(json::parse(R"({
+    "ranks": ["a", "a", "a", "a", "a", "a"],
+    "nodes": ["n0", "n0", "n0", "n1", "n1", "n1"],
+    "packages": [0, 1, 0, 0, 1, 1],
+    "package_link": "hockney:alpha=2e-6,beta=1e-10",
+    "links": {"a": "hockney:alpha=5e-5,beta=1e-9"}})"));
+  const Topology& t = file.topology;
+  CHECK(t.package == std::vector<int>{0, 1, 0, 2, 3, 3});
+  REQUIRE(t.package_link);
+  CHECK(t.package_link->alpha == 2e-6);
+  const json written = topology_to_json(t);
+  const Topology back = topology_from_json(written).topology;
+  CHECK(back.package == t.package);
+  CHECK(back.package_link->spec() == t.package_link->spec());
+  CHECK(topology_to_json(back) == written);
+
+  auto error_of = [](const char* text) {
+    try {
+      topology_from_json(json::parse(text));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(error_of(R"({"ranks": [0, 0], "nodes": [0, 0], "packages": [0]})") ==
+        "topology: \"packages\" has 1 labels for 2 ranks (one per rank, as \"ranks\")");
+  CHECK_THAT(error_of(R"({"ranks": [0, 0], "nodes": [0, 0], "packages": [0, 1], "package_link": 3})"),
+             Catch::Contains("link \"package_link\" must be a cost model spec string, got 3"));
+  CHECK_THAT(error_of(R"({"ranks": [0, 0], "nodes": [0, 0], "packages": [0, 1], "package_link": "hockney:alpha=-1"})"),
+             Catch::Contains("link \"package_link\": "));
+  CHECK_THAT(error_of(R"({"ranks": [0], "sockets": [0]})"),
+             Catch::Contains("unknown key \"sockets\" (allowed: ranks, nodes, links, slowdown, packages, package_link)"));
+}
+
+TEST_CASE("Topology: the link between packages is the node's model scaled by the measured ratios, "
+          "never below 1",
+          "[topology][packages]") {
+  const CostModel base = hockney_model(2e-6, 1e-10, 3e-10);
+  // Across: 1.5x the per-message time, 2x at the probe.
+  const CostModel link = package_link_from_times(base, 4e-6, 10e-6, 6e-6, 20e-6);
+  CHECK(link.alpha == Approx(3e-6));
+  CHECK(link.beta == Approx(2e-10));
+  CHECK(link.gamma == base.gamma);
+  CHECK(link.copy_per_byte == base.copy_per_byte);
+  // Faster across than within (noise, or a shared core within): the base model.
+  CHECK(package_link_from_times(base, 4e-6, 10e-6, 3e-6, 9e-6).spec() == base.spec());
+  // Times that are no times: the base model.
+  CHECK(package_link_from_times(base, 0, 0, 6e-6, 20e-6).spec() == base.spec());
+  // pLogP: the gaps scale as beta does.
+  const CostModel plogp = plogp_model(1e-6, {{0, 1e-6}, {65536, 8e-6}});
+  const CostModel scaled = package_link_from_times(plogp, 1e-6, 1e-5, 1e-6, 3e-5);
+  CHECK(scaled.alpha == plogp.alpha);
+  CHECK(scaled.gap_at(65536) == Approx(24e-6));
 }

@@ -374,3 +374,22 @@ foreach(case "p2p|0|0|CANOPY_REDUCE_ALGO=binomial;CANOPY_BCAST_ALGO=chain"
   set_tests_properties("mpi preload: staging ring made only for staged schedules: ${name}" PROPERTIES
                        ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${env}" LABELS "mpi;preload" TIMEOUT 120)
 endforeach()
+
+# The socket level, found by hwloc at MPI_Init (CANOPY_TOPOLOGY=auto on one node): a
+# made-up machine of two packages of one core each (HWLOC_SYNTHETIC; HWLOC_THISSYSTEM=1
+# keeps binding real), ranks bound to cores in turn, so ranks 0,2 and 1,3 share a
+# package. Rank 0 logs the packages and the measured link between them; hierarchical
+# goes by package (no "cannot plan" warning) and the programs check their results. MPICH only: its launcher's
+# -bind-to binds more ranks than cores without asking.
+if(CANOPY_MPI STREQUAL "mpich")
+  foreach(case "bcast_matrix;CANOPY_BCAST_ALGO=hierarchical" "reduce_matrix;CANOPY_REDUCE_ALGO=hierarchical")
+    list(POP_FRONT case prog algo)
+    set(name "mpi preload: hwloc packages, hierarchical by package: ${prog} np4")
+    add_test(NAME "${name}"
+             COMMAND ${expect} 1 1 "packages 2, per rank 0 1 0 1, between packages hockney.*between packages measured \\(ranks 0-1, against ranks 0-2 in one" --
+                     ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -bind-to core -n 4 $<TARGET_FILE:${prog}>)
+    set_tests_properties("${name}" PROPERTIES
+                         ENVIRONMENT "HWLOC_SYNTHETIC=package:2 core:1 pu:1;HWLOC_THISSYSTEM=1;EXPECT_OUTPUT_ABSENT=cannot plan;CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=auto;${algo};CANOPYTEST_EXPECT_INTERCEPT=1"
+                         LABELS "mpi;preload" TIMEOUT 120)
+  endforeach()
+endif()

@@ -67,7 +67,7 @@ TEST_CASE("canopy-view input: a recorded topology that cannot be used is named",
   const planner::Schedule s = flat_bcast(3);
   CHECK(error_of(log_line(s, json::parse(R"({"ranks": ["s0", "s0", "s1"], "extra": 1})"))) ==
         "line 2: the topology does not read back: topology: unknown key \"extra\" (allowed: ranks, nodes, links, "
-        "slowdown)");
+        "slowdown, packages, package_link)");
   CHECK(error_of(log_line(s, json::parse(R"({"ranks": ["s0", "s1", "s1"]})"))) ==
         "line 2: the topology has no link from cluster \"s0\" to \"s1\"");
   CHECK(error_of(log_line(flat_bcast(4), json::parse(kTopology))) == "line 2: the topology has 3 ranks, the schedule 4");
