@@ -265,15 +265,21 @@ TEST_CASE("Topology JSON: pairs without a link and no default are listed as miss
   CHECK(shared.missing.empty());
 }
 
+namespace {
+
+// check_topology's message, or "accepted".
+std::string error_of_topology(const Topology& t) {
+  try {
+    check_topology(t);
+  } catch (const PlanError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
 TEST_CASE("Topology: check_topology rejects what the planner cannot use", "[topology]") {
-  auto error_of_topology = [](const Topology& t) {
-    try {
-      check_topology(t);
-    } catch (const PlanError& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
   Topology t;
   t.node = {0, 0};
   t.cluster = {0, 1};
@@ -378,14 +384,6 @@ TEST_CASE("Topology: package_labels numbers each node's packages over all ranks,
 
 TEST_CASE("Topology: packages are checked, restricted, described, and price messages between them",
           "[topology][packages]") {
-  auto error_of_topology = [](const Topology& t) {
-    try {
-      check_topology(t);
-    } catch (const PlanError& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
   Topology t;
   t.node = {0, 0, 0, 1};
   t.cluster = {0, 0, 0, 0};
