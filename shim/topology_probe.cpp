@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -175,6 +176,31 @@ Machine this_machine() {
   hwloc_bitmap_free(set);
   hwloc_topology_destroy(topo);
   return out;
+}
+
+// First line of a small text file, or "" where it cannot be read.
+std::string first_line(const char* path) {
+  std::string line;
+  if (std::FILE* f = std::fopen(path, "r")) {
+    char buffer[4096];
+    if (std::fgets(buffer, sizeof buffer, f)) line = buffer;
+    std::fclose(f);
+  }
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// Whether this machine may have several packages, answered without hwloc where the
+// kernel says it has one (cpu0's package holds every online CPU): loading hwloc costs
+// 1-3 ms of MPI_Init (2 ranks here), which a one-package machine, running with the
+// default CANOPY_TOPOLOGY=auto, should not pay for nothing. Where hwloc is told of
+// another machine (HWLOC_XMLFILE, HWLOC_SYNTHETIC) or the files are missing (not
+// Linux), hwloc answers. Every rank of a node reads the same files: the same answer.
+bool may_have_several_packages() {
+  if (std::getenv("HWLOC_XMLFILE") || std::getenv("HWLOC_SYNTHETIC")) return true;
+  const std::string online = first_line("/sys/devices/system/cpu/online");
+  const std::string package = first_line("/sys/devices/system/cpu/cpu0/topology/package_cpus_list");
+  return online.empty() || package.empty() || online != package;
 }
 
 // Every rank's package and NUMA node, on rank 0 as [package, numa] per rank, and the
@@ -460,8 +486,10 @@ TopologyProbe probe_topology(const config::Settings& s, const planner::CostModel
   const double start = PMPI_Wtime();
   // On one node, auto has only packages to find: a machine of one package returns
   // here, communicating nothing (every rank of the node counts the same packages).
+  const bool one_node_auto = !from_file && nodes <= 1;
+  if (one_node_auto && !may_have_several_packages()) return out;
   const Machine machine = this_machine();
-  if (!from_file && nodes <= 1 && machine.packages < 2) return out;
+  if (one_node_auto && machine.packages < 2) return out;
   // A private communicator: no match with the application's messages. Nonblocking, as
   // MPICH's blocking collectives busy-poll (80 ms for a Comm_split_type at 4 ranks on 2
   // cores, hence the node leader from discover_nodes).

@@ -55,9 +55,12 @@ Topology (--topology FILE): the network beyond one node, as JSON (CANOPY_TOPOLOG
              "s1->s0": "hockney:alpha=1e-4,beta=8e-8",   one way (wins over "s0-s1")
              "s1": "hockney:alpha=2e-5,beta=1e-9",       between two nodes of s1
              "default": "hockney:alpha=5e-5,beta=8e-9"}, every pair not named
-   "slowdown": [1, 1, 2, 1]}                              optional: rank 2 sends at half speed
-  Messages within a node follow --model, messages between nodes the link of their
-  clusters; reductions and copies follow --model. Every pair of clusters, and every
+   "slowdown": [1, 1, 2, 1],                              optional: rank 2 sends at half speed
+   "packages": [0, 1, 0, 0],                              optional: package (socket) per rank,
+   "package_link": "hockney:alpha=3e-6,beta=2e-10"}        within its node, and the link between
+  Messages within a node follow --model (between two of its packages package_link),
+  messages between nodes the link of their clusters; reductions and copies follow
+  --model. hierarchical goes by package on a node of several packages. Every pair of clusters, and every
   cluster on more than one node, needs a link (or a "default"). -p defaults to the
   file's number of ranks. --json adds "topology", which canopy-view times the schedule on.
 
@@ -356,7 +359,7 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model, "cost model: hockney:..., overlap:..., plogp:..., or default")
       ->capture_default_str();
   app.add_option("--topology", o.topology_file,
-                 "a JSON file: clusters, nodes and links of the network, and slower ranks (see below); "
+                 "a JSON file: clusters, nodes and links of the network, slower ranks, packages (see below); "
                  "-p defaults to its number of ranks")
       ->type_name("FILE");
   app.add_flag("--non-commutative", o.non_commutative, "the reduction must combine operands in rank order");
