@@ -9,7 +9,8 @@
 //    by package inside a node), and two ranks on different packages of one node
 //    measure Topology::package_link as they would a link between nodes. On one node,
 //    auto looks only if hwloc counts two packages or more on the machine (every rank of
-//    the node counts the same), so a one-package machine still communicates nothing;
+//    the node counts the same), and loads hwloc only where the kernel does not already
+//    say one package, so a one-package machine still communicates nothing;
 //  - auto, on several nodes: the node leaders (lowest world rank of each node)
 //    measure the one-way time of a CANOPY_PROBE_BYTES message between every pair of
 //    nodes, one pair at a time; rank 0 clusters the nodes with Lowekamp's algorithm
