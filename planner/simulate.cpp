@@ -123,11 +123,13 @@ class EventRun {
           start = std::max(start, staged + (m_.kind == "overlap" ? 0.0 : kStagingHandoffSeconds));
           if (st.kind == StepKind::FetchReduce) cost = m_.reduce(bytes);
           // Reading an entry on another package streams it over the link between the
-          // packages: no faster than that link carries it. Decision: the slower of
+          // packages: no faster than that link carries it. Decisions: the slower of
           // the two rates, not their sum, since the loads and the copy (or combine)
-          // overlap in one pass.
+          // overlap in one pass; and the link's bytes only, not its per-message alpha
+          // (an MPI message's overhead, measured by ping-pong), since a staged read
+          // pays its own hand-over (kStagingHandoffSeconds) instead.
           if (const Topology* t = net_.topology(); t && t->package_link && !t->same_package(r, st.peer))
-            cost = std::max(cost, t->package_link->transfer(bytes));
+            cost = std::max(cost, t->package_link->transfer(bytes) - t->package_link->alpha);
         }
         if (st.kind == StepKind::Reduce) {
           const double operand = done(r, slot_writer_[r][st.slot]);
