@@ -57,7 +57,7 @@ Topology (--topology FILE): the network beyond one node, as JSON (CANOPY_TOPOLOG
              "default": "hockney:alpha=5e-5,beta=8e-9"}, every pair not named
    "slowdown": [1, 1, 2, 1],                              optional: rank 2 sends at half speed
    "packages": [0, 1, 0, 0],                              optional: package (socket) per rank,
-   "package_link": "hockney:alpha=3e-6,beta=2e-10"}        within its node, and the link between
+   "package_link": "hockney:alpha=3e-6,beta=2e-10"}       within its node, and the link between
   Messages within a node follow --model (between two of its packages package_link),
   messages between nodes the link of their clusters; reductions and copies follow
   --model. hierarchical goes by package on a node of several packages. Every pair of clusters, and every
