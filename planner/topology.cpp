@@ -129,19 +129,23 @@ Topology restrict_topology(const Topology& t, const std::vector<int>& ranks) {
   return out;
 }
 
-std::vector<int> package_labels(const std::vector<int>& node, const std::vector<int>& machine_package) {
-  if (node.size() != machine_package.size())
-    throw PlanError("topology: " + std::to_string(machine_package.size()) + " packages for " +
+std::vector<int> number_packages(const std::vector<int>& node, const std::vector<int>& within_node) {
+  if (node.size() != within_node.size())
+    throw PlanError("topology: " + std::to_string(within_node.size()) + " packages for " +
                     std::to_string(node.size()) + " ranks");
-  if (std::any_of(machine_package.begin(), machine_package.end(), [](int k) { return k < 0; })) return {};
   std::map<std::pair<int, int>, int> index;
   std::vector<int> out;
   for (std::size_t r = 0; r < node.size(); ++r)
-    out.push_back(index.emplace(std::make_pair(node[r], machine_package[r]), static_cast<int>(index.size())).first->second);
+    out.push_back(index.emplace(std::make_pair(node[r], within_node[r]), static_cast<int>(index.size())).first->second);
+  return out;
+}
+
+std::vector<int> package_labels(const std::vector<int>& node, const std::vector<int>& machine_package) {
   Topology t;
   t.node = node;
-  t.package = out;
-  return t.splits_a_node() ? out : std::vector<int>{};
+  t.package = number_packages(node, machine_package);
+  if (std::any_of(machine_package.begin(), machine_package.end(), [](int k) { return k < 0; })) return {};
+  return t.splits_a_node() ? t.package : std::vector<int>{};
 }
 
 CostModel package_link_from_times(const CostModel& base, double within_small, double within_large,

@@ -68,6 +68,12 @@ void check_topology(const Topology& t);
 // for the clusters that remain.
 Topology restrict_topology(const Topology& t, const std::vector<int>& ranks);
 
+// Topology::package from each rank's node and a label of its package within that node
+// (any ints: a file's labels, hwloc's indices): the (node, label) pairs numbered in order
+// of first rank, so one label on two nodes names two packages. Throws PlanError on
+// lists of different lengths.
+std::vector<int> number_packages(const std::vector<int>& node, const std::vector<int>& within_node);
+
 // The package labels of Topology::package from each rank's node and the index of its
 // package on its machine (hwloc's logical index; -1: unknown), numbered over all
 // ranks in order of first rank. Empty where some rank's package is unknown (a socket

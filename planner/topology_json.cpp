@@ -133,11 +133,7 @@ std::vector<int> read_packages(const json& j, const std::vector<int>& node) {
   if (within.size() != node.size())
     throw std::invalid_argument("topology: \"packages\" has " + std::to_string(within.size()) + " labels for " +
                                 std::to_string(node.size()) + " ranks (one per rank, as \"ranks\")");
-  std::map<std::pair<int, int>, int> index;
-  std::vector<int> out;
-  for (std::size_t r = 0; r < node.size(); ++r)
-    out.push_back(index.emplace(std::make_pair(node[r], within[r]), static_cast<int>(index.size())).first->second);
-  return out;
+  return planner::number_packages(node, within);
 }
 
 // The clusters at both ends of a link key "A-B" or "A->B". Labels may hold '-'

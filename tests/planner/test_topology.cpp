@@ -371,6 +371,13 @@ TEST_CASE("Topology: the simulator prices each message by its pair of ranks", "[
 
 // ---- Packages (the socket level) -----------------------------------------------------
 
+TEST_CASE("Topology: number_packages numbers (node, label) pairs in order of first rank", "[topology][packages]") {
+  // Label 7 on node 0 and on node 1 are two packages; the order is of first rank, not of label.
+  CHECK(number_packages({0, 0, 1, 1, 0}, {7, 3, 7, 7, 3}) == std::vector<int>{0, 1, 2, 2, 1});
+  CHECK(number_packages({}, {}).empty());
+  CHECK_THROWS_AS(number_packages({0, 0}, {0}), PlanError);
+}
+
 TEST_CASE("Topology: package_labels numbers each node's packages over all ranks, or gives none",
           "[topology][packages]") {
   // Two nodes; node 0's ranks on machine packages 1,0,1; node 1's on 0,0.
