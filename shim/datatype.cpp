@@ -10,22 +10,56 @@ namespace canopy::shim {
 // messages use tags 0..32766 (one per segment), so this never matches them.
 constexpr int kSelfCopyTag = 32767;
 
+namespace {
+
+// Whether MPI_Pack of one element of `type` gives the element's bytes in the order they
+// lie in memory, with no gap: a predefined type without padding, or contiguous copies or
+// duplicates of such a type (MPI_Type_contiguous is how programs pass counts over
+// INT_MAX). A buffer of them then moves as raw bytes, whatever datatype another rank
+// describes the same message with, since MPI matches type signatures and here the
+// signature's order is memory order. Other combiners (vector, indexed, struct, resized)
+// may reorder or skip bytes; they answer false even where they happen not to, and are
+// packed.
+bool in_memory_order(MPI_Datatype type) {
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
+      PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS)
+    return false;
+  if (size <= 0 || size != extent || lb != 0 || true_lb != 0 || true_extent != extent) return false;
+  int num_integers = 0, num_addresses = 0, num_datatypes = 0, combiner = 0;
+  if (PMPI_Type_get_envelope(type, &num_integers, &num_addresses, &num_datatypes, &combiner) != MPI_SUCCESS)
+    return false;
+  if (combiner == MPI_COMBINER_NAMED) return true;
+  if ((combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP) || num_datatypes != 1 ||
+      num_addresses != 0 || num_integers > 1)
+    return false;
+  int count = 0;
+  MPI_Aint no_address = 0;
+  MPI_Datatype old = MPI_DATATYPE_NULL;
+  if (PMPI_Type_get_contents(type, num_integers, 0, 1, &count, &no_address, &old) != MPI_SUCCESS) return false;
+  const bool dense = in_memory_order(old);
+  // get_contents hands out new handles for derived types; predefined ones must not be freed.
+  int old_integers = 0, old_addresses = 0, old_datatypes = 0, old_combiner = 0;
+  PMPI_Type_get_envelope(old, &old_integers, &old_addresses, &old_datatypes, &old_combiner);
+  if (old_combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&old);
+  return dense;
+}
+
+}  // namespace
+
 bool describe_datatype(MPI_Datatype type, DatatypeLayout& out) {
   MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS) return false;
   if (PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS) return false;
   if (PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS) return false;
   if (size <= 0 || extent <= 0 || true_extent <= 0) return false;
-  int num_integers = 0, num_addresses = 0, num_datatypes = 0, combiner = 0;
-  PMPI_Type_get_envelope(type, &num_integers, &num_addresses, &num_datatypes, &combiner);
   out.type = type;
   out.size = size;
   out.extent = extent;
   out.true_lb = true_lb;
   out.true_extent = true_extent;
-  // Predefined types are laid out in memory order; size == extent rules out padding
-  // (MPI_DOUBLE_INT has some).
-  out.dense = combiner == MPI_COMBINER_NAMED && size == extent && true_lb == 0 && true_extent == extent;
+  // size == extent rules out padding (MPI_DOUBLE_INT has some).
+  out.dense = in_memory_order(type);
   return true;
 }
 

@@ -14,8 +14,9 @@ struct DatatypeLayout {
   std::int64_t extent = 0;       // stride between consecutive elements
   std::int64_t true_lb = 0;      // first byte touched, relative to the element start
   std::int64_t true_extent = 0;  // span of bytes one element touches
-  // A predefined type whose bytes are its data in memory order, so a buffer of them
-  // can be copied with memcpy and sent as raw bytes.
+  // A type whose bytes are its data in memory order (a predefined type without padding,
+  // or contiguous copies of one), so a buffer of them can be copied with memcpy and sent
+  // as raw bytes.
   bool dense = false;
 
   // Bytes a buffer of n elements spans, and where element 0 starts within it.
