@@ -5,8 +5,8 @@
 # Left out, to keep it to a few minutes (tools/test.sh runs them against MPICH): the
 # unit tests (they use no MPI: not even built, -DCANOPY_UNIT_TESTS=OFF), "large
 # messages" (label large: ~11 GiB of memory) and
-# "mpi preload each algorithm: ..." (every algorithm again per program; the
-# differential tests already force each one here). Extra arguments go to ctest instead
+# "mpi preload each algorithm: ..." and "... each topology-aware algorithm: ..." (every
+# algorithm again per program; the differential tests already force each one here). Extra arguments go to ctest instead
 # of that selection, e.g. tools/test-openmpi.sh -R reduce_fortran, or -L mpi for all.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
   sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
@@ -20,6 +20,6 @@ cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCANOPY_MPI=open
 # Everything, not only what the tests run: the whole project must compile against Open MPI.
 cmake --build "$build" -j "$(nproc)"
 cd "$build"
-[ $# -eq 0 ] && set -- -L mpi -LE large -E "each algorithm:"
+[ $# -eq 0 ] && set -- -L mpi -LE large -E "each (topology-aware )?algorithm:"
 # MPI tests run one at a time (2 cores here; they start up to 6 ranks each).
 ctest --output-on-failure "$@"
