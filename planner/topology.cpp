@@ -143,9 +143,9 @@ std::vector<int> number_packages(const std::vector<int>& node, const std::vector
 std::vector<int> package_labels(const std::vector<int>& node, const std::vector<int>& machine_package) {
   Topology t;
   t.node = node;
-  t.package = number_packages(node, machine_package);
-  if (std::any_of(machine_package.begin(), machine_package.end(), [](int k) { return k < 0; })) return {};
-  return t.splits_a_node() ? t.package : std::vector<int>{};
+  t.package = number_packages(node, machine_package);  // (checks the lengths first)
+  const bool all_placed = std::none_of(machine_package.begin(), machine_package.end(), [](int k) { return k < 0; });
+  return all_placed && t.splits_a_node() ? t.package : std::vector<int>{};
 }
 
 CostModel package_link_from_times(const CostModel& base, double within_small, double within_large,

@@ -12,20 +12,20 @@ constexpr int kSelfCopyTag = 32767;
 
 namespace {
 
-// Whether MPI_Pack of one element of `type` gives the element's bytes in the order they
-// lie in memory, with no gap: a predefined type without padding, or contiguous copies or
-// duplicates of such a type (MPI_Type_contiguous is how programs pass counts over
-// INT_MAX). A buffer of them then moves as raw bytes, whatever datatype another rank
-// describes the same message with, since MPI matches type signatures and here the
-// signature's order is memory order. Other combiners (vector, indexed, struct, resized)
-// may reorder or skip bytes; they answer false even where they happen not to, and are
-// packed.
-bool in_memory_order(MPI_Datatype type) {
-  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
-      PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS)
-    return false;
-  if (size <= 0 || size != extent || lb != 0 || true_lb != 0 || true_extent != extent) return false;
+bool is_predefined(MPI_Datatype type) {
+  int num_integers = 0, num_addresses = 0, num_datatypes = 0, combiner = 0;
+  return PMPI_Type_get_envelope(type, &num_integers, &num_addresses, &num_datatypes, &combiner) == MPI_SUCCESS &&
+         combiner == MPI_COMBINER_NAMED;
+}
+
+// Whether the elements `type` is built of lie in memory in type-map order: true for a
+// predefined type, and for contiguous copies or duplicates of a dense type (a type
+// MPI_Type_contiguous made is how programs pass counts over INT_MAX). Other combiners
+// (vector, indexed, struct, resized) may reorder or skip bytes; they answer false even
+// where they happen not to, and are packed. For a derived type this asks MPI for its
+// contents (a handle to create and free) on each call it is described for: still far
+// less than packing it.
+bool built_in_memory_order(MPI_Datatype type) {
   int num_integers = 0, num_addresses = 0, num_datatypes = 0, combiner = 0;
   if (PMPI_Type_get_envelope(type, &num_integers, &num_addresses, &num_datatypes, &combiner) != MPI_SUCCESS)
     return false;
@@ -37,11 +37,10 @@ bool in_memory_order(MPI_Datatype type) {
   MPI_Aint no_address = 0;
   MPI_Datatype old = MPI_DATATYPE_NULL;
   if (PMPI_Type_get_contents(type, num_integers, 0, 1, &count, &no_address, &old) != MPI_SUCCESS) return false;
-  const bool dense = in_memory_order(old);
+  DatatypeLayout inner;
+  const bool dense = describe_datatype(old, inner) && inner.dense;
   // get_contents hands out new handles for derived types; predefined ones must not be freed.
-  int old_integers = 0, old_addresses = 0, old_datatypes = 0, old_combiner = 0;
-  PMPI_Type_get_envelope(old, &old_integers, &old_addresses, &old_datatypes, &old_combiner);
-  if (old_combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&old);
+  if (!is_predefined(old)) PMPI_Type_free(&old);
   return dense;
 }
 
@@ -58,8 +57,11 @@ bool describe_datatype(MPI_Datatype type, DatatypeLayout& out) {
   out.extent = extent;
   out.true_lb = true_lb;
   out.true_extent = true_extent;
+  // Dense: MPI_Pack of an element gives its bytes as they lie from its start, so a
+  // buffer of them moves as raw bytes whatever datatype another rank describes the same
+  // message with (MPI matches signatures, and here signature order is memory order).
   // size == extent rules out padding (MPI_DOUBLE_INT has some).
-  out.dense = in_memory_order(type);
+  out.dense = size == extent && lb == 0 && true_lb == 0 && true_extent == extent && built_in_memory_order(type);
   return true;
 }
 

@@ -4,9 +4,9 @@
 # integration tests there, natively and with libcanopy.so preloaded, C and Fortran.
 # Left out, to keep it to a few minutes (tools/test.sh runs them against MPICH): the
 # unit tests (they use no MPI: not even built, -DCANOPY_UNIT_TESTS=OFF), "large
-# messages" (label large: ~11 GiB of memory) and
-# "mpi preload each algorithm: ..." and "... each topology-aware algorithm: ..." (every
-# algorithm again per program; the differential tests already force each one here). Extra arguments go to ctest instead
+# messages" (label large: ~11 GiB of memory) and "mpi preload each algorithm: ..." and
+# "... each topology-aware algorithm: ..." (every algorithm again per program; the
+# differential tests already force each one here). Extra arguments go to ctest instead
 # of that selection, e.g. tools/test-openmpi.sh -R reduce_fortran, or -L mpi for all.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
   sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
