@@ -9,5 +9,6 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CANOPY_BUILD_DIR:-$here/build}
 "$here/tools/setup.sh"
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+source "$here/tools/common/compiler_cache.sh"
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${compiler_cache[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" "$@"

@@ -16,7 +16,9 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CANOPY_OPENMPI_BUILD_DIR:-$here/build-openmpi}
 "$here/tools/setup.sh"
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCANOPY_MPI=openmpi -DCANOPY_UNIT_TESTS=OFF >/dev/null
+source "$here/tools/common/compiler_cache.sh"
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCANOPY_MPI=openmpi -DCANOPY_UNIT_TESTS=OFF \
+  "${compiler_cache[@]}" >/dev/null
 # Everything, not only what the tests run: the whole project must compile against Open MPI.
 cmake --build "$build" -j "$(nproc)"
 cd "$build"
