@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds Canopy in ./build (or $CANOPY_BUILD_DIR), installing the
-# dependencies first if needed.
+# dependencies first if needed. Compiles through ccache where it is installed.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
   sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
   exit 0
