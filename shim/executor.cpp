@@ -42,6 +42,17 @@ constexpr std::int64_t kCombineBlockBytes = 16 * 1024;
 // because memcpy (rep movsb) writes whole lines of the receive buffer without reading
 // them first and a loop's stores read each line before writing it. Decision: one pass
 // up to 1 MiB, where it won every time.
+//
+// Past that size, at the root, the one pass streams (ReduceKernels::stream): the output
+// is the user's receive buffer, larger than the caches here, and non-temporal stores
+// write its lines without reading them first, which is what made the copy win. Same
+// build, the two alternating three times (canopy-bench --collectives reduce, back to
+// back, 2 ranks; us per call, streamed against copy and combine): 2 MiB 107-117 against
+// 122-135, 4 MiB 225-243 against 254-272, 8 MiB 473-492 against 533-601, 16 MiB
+// 1046-1063 against 1294-1650. At 256 KiB to 1 MiB streaming lost to the cached one
+// pass (1 MiB 54-57 against 47-48): there the output fits the caches. Elsewhere than
+// the root the output is a ring entry or a buffer that is sent or staged next, which
+// should stay in the caches.
 constexpr std::int64_t kOnePassMaxBytes = std::int64_t{1} << 20;
 
 class RankRun {
@@ -71,6 +82,7 @@ class RankRun {
     if (readers_.size() < nseg) readers_.resize(nseg);
     const std::int64_t elements = segments.empty() ? 0 : segments.back().first + segments.back().count;
     one_pass_ = kernels_.into != nullptr && elements * layout.size <= kOnePassMaxBytes;
+    stream_ = kernels_.stream != nullptr && rank_ == s.root && elements * layout.size > kOnePassMaxBytes;
   }
 
   int run() {
@@ -104,7 +116,7 @@ class RankRun {
         case StepKind::Stage: stage(step); break;
         case StepKind::Fetch: fetch(step); break;
         case StepKind::FetchReduce:
-          if (step.buffer == Buffer::Input) fetch_reduce_input(step, acc(step.segment));
+          if (step.buffer == Buffer::Input) fetch_reduce_input(step, acc(step.segment), stream_);
           else fetch_reduce(step, acc(step.segment));
           break;
       }
@@ -244,8 +256,10 @@ class RankRun {
   // of its operands, so the two are combined block by block: a block of one operand
   // copied into `into` (the block stays in the L1 cache) and the other combined into
   // it; the staged entry is only read. In place, or with a datatype whose elements are
-  // not contiguous bytes, the input is copied first and combined as usual.
-  void fetch_reduce_input(const Step& st, char* into) {
+  // not contiguous bytes, the input is copied first and combined as usual. `stream`:
+  // `into` is the root's receive buffer of a call past kOnePassMaxBytes, written by the
+  // one pass with non-temporal stores.
+  void fetch_reduce_input(const Step& st, char* into, bool stream = false) {
     const int seg = st.segment;
     if (b_.input_is_accumulator || !packed_is_layout()) {
       if (!b_.input_is_accumulator) {
@@ -272,6 +286,10 @@ class RankRun {
       const std::size_t at = static_cast<std::size_t>(done * size), len = static_cast<std::size_t>(k * size);
       const char* first = (staged_left ? own : staged) + at;  // in inout's place
       const char* second = (staged_left ? staged : own) + at;
+      if (stream) {
+        kernels_.stream(first, second, into + at, k);
+        continue;
+      }
       if (one_pass_) {
         kernels_.into(first, second, into + at, k);
         continue;
@@ -323,6 +341,7 @@ class RankRun {
   const std::vector<Fused>& fused_;  // per step: runs as written, or fused (fusions_for)
   const ReduceKernels kernels_;      // null: MPI_Reduce_local combines
   bool one_pass_ = false;            // fetch_reduce_input combines into the accumulator in one pass
+  bool stream_ = false;              // ... and the root's, past the caches (kernels_.stream)
   std::vector<MPI_Request>& acc_recv_;
   std::vector<MPI_Request>& slot_recv_;
   std::vector<MPI_Request>& sends_;

@@ -1,6 +1,11 @@
 #include "shim/reduce_kernels.h"
 
 #include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 // Each loop is built for AVX-512, AVX2 and the baseline; the loader picks the best the
 // CPU has (GCC and Clang function multiversioning on x86-64 with glibc's ifunc).
@@ -19,7 +24,12 @@ namespace {
 
 // The operations, each as MPICH writes it with a = inout, b = in. Integer sums and
 // products go through the unsigned type: the same bits as two's complement wrapping,
-// without signed overflow's undefined behaviour.
+// without signed overflow's undefined behaviour. The streaming loops apply them to
+// AVX vectors: GCC warns that such a function, called from code built without AVX,
+// would pass its vectors differently (-Wpsabi); they are only ever inlined into the
+// loops built for that instruction set, so there is no such call. (For the whole file:
+// GCC reports it where the templates are instantiated, at the end of the file.)
+#pragma GCC diagnostic ignored "-Wpsabi"
 struct Sum {
   template <typename T>
   static T apply(T a, T b) {
@@ -82,11 +92,59 @@ __attribute__((always_inline)) inline void loop_into(const void* a, const void* 
   for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(Op::apply(x[i], y[i]));
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CANOPY_STREAMING 1
+// out[i] = a[i] (op) b[i] with non-temporal stores: whole vectors written past the
+// caches, without first reading the lines they fill. The operation is the scalar one
+// applied per lane through GCC's vector extensions (the same IEEE operation or wrapping
+// integer operation as loop_into's), so the results are loop_into's bit for bit. The
+// first elements, until `out` is vector-aligned, and the last few are scalar; a store
+// fence at the end orders the streamed stores before whatever this thread does next
+// (another rank may read the buffer once this call returns).
+#define CANOPY_STREAM_LOOP(isa, bytes, store_type, store)                                          \
+  template <typename T, typename Op>                                                               \
+  __attribute__((target(isa))) void stream_##bytes(const void* a, const void* b, void* out,      \
+                                                   std::int64_t n) {                             \
+    typedef T Vector __attribute__((vector_size(bytes)));                                          \
+    const T* x = static_cast<const T*>(a);                                                         \
+    const T* y = static_cast<const T*>(b);                                                         \
+    T* o = static_cast<T*>(out);                                                                   \
+    constexpr std::int64_t lanes = (bytes) / sizeof(T);                                            \
+    std::int64_t i = 0;                                                                            \
+    for (; i < n && reinterpret_cast<std::uintptr_t>(o + i) % (bytes) != 0; ++i)                   \
+      o[i] = static_cast<T>(Op::apply(x[i], y[i]));                                                \
+    for (; i + lanes <= n; i += lanes) {                                                           \
+      Vector u, v;                                                                                 \
+      std::memcpy(&u, x + i, sizeof u);                                                            \
+      std::memcpy(&v, y + i, sizeof v);                                                            \
+      const Vector r = Op::apply(u, v);                                                            \
+      store(reinterpret_cast<store_type*>(o + i), reinterpret_cast<const store_type&>(r));         \
+    }                                                                                              \
+    for (; i < n; ++i) o[i] = static_cast<T>(Op::apply(x[i], y[i]));                               \
+    _mm_sfence();                                                                                  \
+  }
+CANOPY_STREAM_LOOP("avx512f", 64, __m512i, _mm512_stream_si512)
+CANOPY_STREAM_LOOP("avx2", 32, __m256i, _mm256_stream_si256)
+
+// The widest streaming loop this CPU runs; none without AVX2 (the caller then copies and
+// combines through the caches).
+template <typename T, typename Op>
+ReduceIntoKernel streaming() {
+  if (__builtin_cpu_supports("avx512f")) return stream_64<T, Op>;
+  if (__builtin_cpu_supports("avx2")) return stream_32<T, Op>;
+  return nullptr;
+}
+#define CANOPY_STREAMING_OF(T, Op) streaming<T, Op>()
+#else
+#define CANOPY_STREAMING_OF(T, Op) nullptr
+#endif
+
 #define CANOPY_DEFINE_KERNEL(name, T, Op)                                                           \
   CANOPY_KERNEL void name(const void* in, void* inout, std::int64_t n) { loop<T, Op>(in, inout, n); } \
   CANOPY_KERNEL void name##_into(const void* a, const void* b, void* out, std::int64_t n) {           \
     loop_into<T, Op>(a, b, out, n);                                                                 \
-  }
+  }                                                                                                 \
+  ReduceIntoKernel name##_stream() { return CANOPY_STREAMING_OF(T, Op); }
 
 // Wrapping arithmetic and bitwise operations: by width only.
 #define CANOPY_WIDTH_KERNELS(bits)                            \
@@ -110,7 +168,7 @@ CANOPY_DEFINE_KERNEL(prod_f64, double, Prod)
 enum class Number { Signed, Unsigned, Floating };
 
 // One operation's two loops (or none).
-#define CANOPY_PAIR(name) ReduceKernels { name, name##_into }
+#define CANOPY_PAIR(name) ReduceKernels { name, name##_into, name##_stream() }
 #define CANOPY_PAIR_IF(cond, name) ((cond) ? CANOPY_PAIR(name) : ReduceKernels{})
 
 struct Kernels {

@@ -41,6 +41,9 @@ using ReduceIntoKernel = void (*)(const void* a, const void* b, void* out, std::
 struct ReduceKernels {
   ReduceKernel combine = nullptr;
   ReduceIntoKernel into = nullptr;
+  // `into` with non-temporal stores (x86-64 with AVX2 or AVX-512; null elsewhere): for a
+  // large output nobody reads at once, written without first reading its cache lines.
+  ReduceIntoKernel stream = nullptr;
 };
 
 // Canopy's loops for `op` on `type` (both, or neither: null where MPI_Reduce_local must

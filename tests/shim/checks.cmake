@@ -160,6 +160,17 @@ target_link_libraries(reduce_kernels_check PRIVATE MPI::MPI_C)
 canopy_add_mpi_test(NAME "mpi native: reduce kernels equal MPI_Reduce_local" TARGET reduce_kernels_check NP 1
                     PASS_REGULAR_EXPRESSION "[0-9]+ pairs checked, 0 failures")
 
+# Past 1 MiB the root writes its receive buffer with non-temporal stores (shim/executor.cpp,
+# kOnePassMaxBytes): every type and operation of reduce_matrix at a count that is past
+# 1 MiB from 4-byte types up, in place and not, at both roots, through the two
+# shared-memory reductions (3 s each here).
+if(TARGET canopy)
+  foreach(algo shm-flat shm-reduce-scatter-gather)
+    canopy_add_mpi_test(NAME "mpi preload: reduce_matrix past 1 MiB, ${algo} np2" TARGET reduce_matrix NP 2 PRELOAD
+                        ENV CANOPY_REDUCE_ALGO=${algo} ARGS --no-pmpi --counts=300007)
+  endforeach()
+endif()
+
 # Every call Canopy declines gives native MPI's results and is counted under its
 # reason (fallbacks --expect reads canopy_fallback_count on every rank); the first
 # call of each (collective, reason) is logged once per rank at debug level (6 lines

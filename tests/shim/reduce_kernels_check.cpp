@@ -2,8 +2,8 @@
 // what this MPI's MPI_Reduce_local gives, bit for bit, for every (operation, type) they
 // take, on random data and on the values where operations differ (NaN, infinities,
 // signed zeros, denormals, integer extremes whose sums and products wrap), at odd
-// lengths and unaligned starts, in both forms (combined into inout, and into a third
-// buffer in one pass). Also that floating MIN/MAX and user operations get no loop
+// lengths and unaligned starts, in all forms (combined into inout, into a third buffer
+// in one pass, and that pass with non-temporal stores where the CPU has them). Also that floating MIN/MAX and user operations get no loop
 // (MPI_Reduce_local stays theirs). One rank; prints one line per pair checked.
 #include <mpi.h>
 
@@ -115,6 +115,14 @@ int main(int argc, char** argv) {
       const canopy::shim::ReduceKernel kernel = kernels.combine;
       check((kernels.combine == nullptr) == (kernels.into == nullptr),
             std::string(o.name) + " on " + t.name + ": both loops or neither");
+      check(kernels.into != nullptr || kernels.stream == nullptr,
+            std::string(o.name) + " on " + t.name + ": a streaming loop without the one-pass loop");
+#if defined(__x86_64__) && defined(__GNUC__)
+      // Every loop streams where the CPU has AVX2 (shim/reduce_kernels.cpp).
+      if (__builtin_cpu_supports("avx2"))
+        check((kernels.into == nullptr) == (kernels.stream == nullptr),
+              std::string(o.name) + " on " + t.name + ": AVX2 here, but no streaming loop");
+#endif
       // Left to MPI (shim/reduce_kernels.h says why): floating and unsigned MIN and MAX
       // (MPICH 4.0.2 compares unsigned types as signed), SUM on 1- and 2-byte integers
       // (Open MPI 4.1.4's vectorised sum saturates), bitwise operations on floats.
@@ -145,10 +153,22 @@ int main(int argc, char** argv) {
           check(same(native, into, t.floating, size), std::string(o.name) + " on " + t.name + ", " + std::to_string(n) +
                                     " elements from byte " + std::to_string(shift) +
                                     ": the one-pass loop differs from MPI_Reduce_local");
+          // The streaming form (where the CPU has one): the same, written past the caches.
+          if (kernels.stream) {
+            std::vector<unsigned char> streamed = operand(rng, n + 1, size, special);
+            std::memcpy(streamed.data(), native.data(), static_cast<std::size_t>(shift));
+            std::memcpy(streamed.data() + shift + n * size, native.data() + shift + n * size,
+                        streamed.size() - shift - n * size);
+            kernels.stream(inout.data() + shift, in.data() + shift, streamed.data() + shift, static_cast<std::int64_t>(n));
+            check(same(native, streamed, t.floating, size), std::string(o.name) + " on " + t.name + ", " +
+                                          std::to_string(n) + " elements from byte " + std::to_string(shift) +
+                                          ": the streaming loop differs from MPI_Reduce_local");
+          }
         }
       }
       ++pairs;
-      std::printf("reduce_kernels_check: %s on %s equals MPI_Reduce_local (bit for bit, NaNs aside)\n", o.name, t.name);
+      std::printf("reduce_kernels_check: %s on %s equals MPI_Reduce_local (bit for bit, NaNs aside)%s\n", o.name, t.name,
+                  kernels.stream ? ", streamed too" : "");
     }
   }
   MPI_Op mine;
