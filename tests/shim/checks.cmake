@@ -155,7 +155,7 @@ target_link_libraries(threads PRIVATE Threads::Threads)
 add_executable(reduce_kernels_check ${shim_tests}/reduce_kernels_check.cpp ${PROJECT_SOURCE_DIR}/shim/reduce_kernels.cpp)
 target_include_directories(reduce_kernels_check PRIVATE ${PROJECT_SOURCE_DIR})
 set_source_files_properties(${PROJECT_SOURCE_DIR}/shim/reduce_kernels.cpp TARGET_DIRECTORY reduce_kernels_check
-                            PROPERTIES COMPILE_OPTIONS "-O3")
+                            PROPERTIES COMPILE_OPTIONS "-O3;$<$<CXX_COMPILER_ID:GNU>:-Wno-psabi>")
 target_link_libraries(reduce_kernels_check PRIVATE MPI::MPI_C)
 canopy_add_mpi_test(NAME "mpi native: reduce kernels equal MPI_Reduce_local" TARGET reduce_kernels_check NP 1
                     PASS_REGULAR_EXPRESSION "[0-9]+ pairs checked, 0 failures")
