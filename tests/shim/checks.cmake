@@ -162,8 +162,9 @@ canopy_add_mpi_test(NAME "mpi native: reduce kernels equal MPI_Reduce_local" TAR
 
 # Past 1 MiB the root writes its receive buffer with non-temporal stores (shim/executor.cpp,
 # kOnePassMaxBytes): every type and operation of reduce_matrix at a count that is past
-# 1 MiB from 4-byte types up, in place and not, at both roots, through the two
-# shared-memory reductions (3 s each here).
+# 1 MiB from 4-byte types up, at both roots, through the two shared-memory reductions
+# (3 s each here). Its in-place cases take the other path (the root's buffer already
+# holds its operand: combined into, not streamed) and check that it still holds.
 if(TARGET canopy)
   foreach(algo shm-flat shm-reduce-scatter-gather)
     canopy_add_mpi_test(NAME "mpi preload: reduce_matrix past 1 MiB, ${algo} np2" TARGET reduce_matrix NP 2 PRELOAD
