@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -36,7 +37,14 @@ struct Sum {
 struct Prod {
   template <typename T>
   __attribute__((always_inline)) static T apply(T a, T b) {
-    return a * b;
+    // Integers narrower than int are promoted to int, where 0xffff * 0xffff overflows:
+    // they multiply as unsigned int, whose low bits are the same. (A vector of them
+    // multiplies lane by lane without promotion.)
+    if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(unsigned)) {
+      return static_cast<T>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
+    } else {
+      return a * b;
+    }
   }
 };
 struct Min {

@@ -10,9 +10,10 @@
 # them unsanitized): the "each algorithm" and "each topology-aware algorithm" runs of
 # the test programs (every algorithm's executor path runs sanitized in the differential
 # tests, 20 random cases each here instead of 70), the test programs run natively
-# (nothing of Canopy's runs there), the test bed (the demo under network emulation) and
-# the messages over 2 GiB (labels native, testbed, large); of the unit tests, the three
-# longest sweeps (heavy_sweeps below).
+# (nothing of Canopy's runs there, except in reduce_kernels_check, which does run),
+# the test bed (the demo under network emulation) and the messages over 2 GiB (labels
+# native, testbed, large); of the unit tests, the three longest sweeps (heavy_sweeps
+# below).
 # Extra arguments go to ctest instead, e.g. tools/test-sanitizers.sh -R reduce_special.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
   sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
@@ -38,6 +39,8 @@ cd "$build"
 if [ $# -eq 0 ]; then
   ctest --output-on-failure -LE mpi -j "$(nproc)" -E "$heavy_sweeps"
   ctest --output-on-failure -L mpi -LE "native|testbed|large" -E "each (topology-aware )?algorithm:"
+  # One native test is Canopy's own code: its reduction loops against MPI_Reduce_local.
+  ctest --output-on-failure -R "reduce kernels equal MPI_Reduce_local"
 else
   ctest --output-on-failure -LE mpi -j "$(nproc)" "$@"
   ctest --output-on-failure -L mpi "$@"
