@@ -144,26 +144,20 @@ int main(int argc, char** argv) {
           kernel(in.data() + shift, mine.data() + shift, static_cast<std::int64_t>(n));
           check(same(native, mine, t.floating, size), std::string(o.name) + " on " + t.name + ", " + std::to_string(n) +
                                     " elements from byte " + std::to_string(shift) + ": differs from MPI_Reduce_local");
-          // The one-pass form: inout's operand and in's, into a third buffer whose
-          // old contents must not matter (random bytes here).
-          std::vector<unsigned char> into = operand(rng, n + 1, size, special);
-          std::memcpy(into.data(), native.data(), static_cast<std::size_t>(shift));  // outside the n elements
-          std::memcpy(into.data() + shift + n * size, native.data() + shift + n * size, into.size() - shift - n * size);
-          kernels.into(inout.data() + shift, in.data() + shift, into.data() + shift, static_cast<std::int64_t>(n));
-          check(same(native, into, t.floating, size), std::string(o.name) + " on " + t.name + ", " + std::to_string(n) +
-                                    " elements from byte " + std::to_string(shift) +
-                                    ": the one-pass loop differs from MPI_Reduce_local");
-          // The streaming form (where the CPU has one): the same, written past the caches.
-          if (kernels.stream) {
-            std::vector<unsigned char> streamed = operand(rng, n + 1, size, special);
-            std::memcpy(streamed.data(), native.data(), static_cast<std::size_t>(shift));
-            std::memcpy(streamed.data() + shift + n * size, native.data() + shift + n * size,
-                        streamed.size() - shift - n * size);
-            kernels.stream(inout.data() + shift, in.data() + shift, streamed.data() + shift, static_cast<std::int64_t>(n));
-            check(same(native, streamed, t.floating, size), std::string(o.name) + " on " + t.name + ", " +
-                                          std::to_string(n) + " elements from byte " + std::to_string(shift) +
-                                          ": the streaming loop differs from MPI_Reduce_local");
-          }
+          // The one-pass forms: inout's operand and in's, into a third buffer whose old
+          // contents must not matter (random bytes here); the streaming one, where the
+          // CPU has it, writes past the caches.
+          auto check_into = [&](canopy::shim::ReduceIntoKernel into_kernel, const char* form) {
+            std::vector<unsigned char> into = operand(rng, n + 1, size, special);
+            std::memcpy(into.data(), native.data(), static_cast<std::size_t>(shift));  // outside the n elements
+            std::memcpy(into.data() + shift + n * size, native.data() + shift + n * size, into.size() - shift - n * size);
+            into_kernel(inout.data() + shift, in.data() + shift, into.data() + shift, static_cast<std::int64_t>(n));
+            check(same(native, into, t.floating, size), std::string(o.name) + " on " + t.name + ", " +
+                                      std::to_string(n) + " elements from byte " + std::to_string(shift) + ": the " +
+                                      form + " loop differs from MPI_Reduce_local");
+          };
+          check_into(kernels.into, "one-pass");
+          if (kernels.stream) check_into(kernels.stream, "streaming");
         }
       }
       ++pairs;
