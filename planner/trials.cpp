@@ -37,11 +37,16 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
     decided_ = true;
     chosen_ = live_.empty() ? 0 : live_.front();
   }
+  settling_ = !decided_ && round_ == 0;
 }
 
 bool Trials::record(double seconds) {
   if (decided_) return false;
   ++calls_;
+  if (settling_) {  // the call before the first look: not measured (trials.h)
+    settling_ = false;
+    return false;
+  }
   // The first look is one call each; in a measured batch the first call pays for the
   // switch from another candidate and is not measured.
   const int batch = round_ == 0 ? 1 : settings_.batch;

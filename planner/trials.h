@@ -11,7 +11,13 @@
 //    for touching its buffers and connecting (16 MiB on two ranks here: 3x a warm
 //    call), and that must not make native look slow. Calls of a millisecond or more (batch 1)
 //    start with a first look, one call each, so that a candidate far worse than the
-//    best costs one call; shorter calls, where one call says little (a first call
+//    best costs one call. Before the first look one call runs the first candidate
+//    unmeasured (settling()): the first call of a size class also pays for the ranks'
+//    skewed arrival (whatever the program did between sizes) and first touches. On
+//    the lent 16-core machine the first 4 MiB shm-reduce-scatter-gather call of 16
+//    ranks took 31.6 ms (slowest rank; 1.3 ms warm), and the first look pruned it
+//    (more than 3x native's 9.3 ms): native stayed, six times slower. Shorter
+//    calls, where one call says little (a first call
 //    connects to new peers and touches new memory: milliseconds against
 //    microseconds), go straight to measured rounds. A measured round is a batch of
 //    `batch` consecutive calls per candidate, whose first call (the switch from
@@ -22,8 +28,9 @@
 //    than every other one wins at once.
 //  * After the last round, or when one candidate is left, the fastest by its best
 //    round wins; a schedule must beat native by `native_margin` or native stays.
-// The calls a trial spends are bounded: candidates x rounds x batch (plus the first
-// look for long calls, after which a far worse candidate is gone).
+// The calls a trial spends are bounded: candidates x rounds x batch (plus, for long
+// calls, the uncounted call and the first look, after which a far worse candidate is
+// gone).
 #pragma once
 
 #include <limits>
@@ -70,6 +77,8 @@ class Trials {
   const std::vector<double>& best() const { return best_; }
   int rounds_done() const { return round_; }
   int calls() const { return calls_; }
+  // True while the next call is the unmeasured one before the first look.
+  bool settling() const { return settling_; }
 
  private:
   void decide();
@@ -86,6 +95,7 @@ class Trials {
   int round_ = 0;              // rounds ended
   int calls_ = 0;              // trial calls so far
   bool decided_ = false;
+  bool settling_ = false;      // the next call runs unmeasured, before the first look
   int chosen_ = 0;
 };
 
