@@ -280,11 +280,12 @@ StagingRing* CommState::staging_ring(int entries) {
   Runtime& rt = runtime();
   std::string why;
   static const std::vector<int> one_node;
+  const double start = PMPI_Wtime();
   staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node,
                                  rt.settings.fault == "shm-unavailable", why);
   if (staging_ && rank_ == 0)
-    rt.log->debug("staging ring made for a communicator of {} ranks: {} entries of {} bytes per rank", size_,
-                  staging_->entries(), StagingRing::kEntryBytes);
+    rt.log->debug("staging ring made for a communicator of {} ranks: {} entries of {} bytes per rank, in {:.2f} ms",
+                  size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3);
   if (!staging_) {
     staging_failed_ = true;
     drop_staged_plans_ = true;
