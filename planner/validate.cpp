@@ -181,7 +181,8 @@ bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& 
   // Walk both lists pair by pair, in the pairs' order (that of the errors too).
   std::size_t i = 0, j = 0;
   while (i < sends.size() || j < recvs.size()) {
-    const Message& next = j == recvs.size() || (i < sends.size() && !pair_order(recvs[j], sends[i])) ? sends[i] : recvs[j];
+    const bool send_next = j == recvs.size() || (i < sends.size() && !pair_order(recvs[j], sends[i]));
+    const Message& next = send_next ? sends[i] : recvs[j];
     const std::pair<int, int> key{next.from, next.to};
     std::size_t i_end = i, j_end = j;
     while (i_end < sends.size() && std::make_pair(sends[i_end].from, sends[i_end].to) == key) ++i_end;
