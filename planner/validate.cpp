@@ -172,9 +172,8 @@ bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& 
       if (st.kind == StepKind::Recv) recvs.push_back({st.peer, r, {r, i}});
     }
   }
-  const auto pair_order = [](const Message& a, const Message& b) {
-    return std::make_pair(a.from, a.to) < std::make_pair(b.from, b.to);
-  };
+  const auto pair_of = [](const Message& m) { return std::make_pair(m.from, m.to); };
+  const auto pair_order = [&](const Message& a, const Message& b) { return pair_of(a) < pair_of(b); };
   std::stable_sort(sends.begin(), sends.end(), pair_order);
   std::stable_sort(recvs.begin(), recvs.end(), pair_order);
   bool ok = match_stages(s, out, errors);
@@ -183,10 +182,10 @@ bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& 
   while (i < sends.size() || j < recvs.size()) {
     const bool send_next = j == recvs.size() || (i < sends.size() && !pair_order(recvs[j], sends[i]));
     const Message& next = send_next ? sends[i] : recvs[j];
-    const std::pair<int, int> key{next.from, next.to};
+    const std::pair<int, int> key = pair_of(next);
     std::size_t i_end = i, j_end = j;
-    while (i_end < sends.size() && std::make_pair(sends[i_end].from, sends[i_end].to) == key) ++i_end;
-    while (j_end < recvs.size() && std::make_pair(recvs[j_end].from, recvs[j_end].to) == key) ++j_end;
+    while (i_end < sends.size() && pair_of(sends[i_end]) == key) ++i_end;
+    while (j_end < recvs.size() && pair_of(recvs[j_end]) == key) ++j_end;
     if (i_end - i != j_end - j) {
       errors.push_back("rank " + std::to_string(key.first) + " sends " + std::to_string(i_end - i) +
                        " messages to rank " + std::to_string(key.second) + " which receives " +
