@@ -110,11 +110,11 @@ const std::vector<Algorithm>& algorithms() {
       {"shm-reduce-scatter-gather", Collective::Reduce, plan_shm_reduce_scatter_gather_reduce,
        "reduce-scatter-gather through the node's staging ring, reduced where staged; one node (or a hierarchy's "
        "node level); rank-ordered",
-       false, nullptr, nullptr, false, true},
+       false, nullptr, nullptr, false, true, true, false},
       {"shm-flat", Collective::Reduce, plan_shm_flat_reduce,
        "every rank stages its input once in the node's staging ring, the root combines them all where they lie; "
        "one node (or a hierarchy's node level); rank-ordered",
-       false, nullptr, nullptr, false, true},
+       false, nullptr, nullptr, false, true, true, false},
       {"hierarchical", Collective::Reduce, plan_hierarchical_reduce,
        "one level between clusters (or nodes) and one inside each, composed and pipelined; commutative ops only", true},
       {"grid-flat", Collective::Reduce, plan_grid_flat_reduce,

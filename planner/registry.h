@@ -52,6 +52,9 @@ struct Algorithm {
   // segment at the root with a fetch, which completes in place, and runs only inside
   // one node (never over leaders), so it is composable.
   bool composable = true;
+  // Its schedule depends on Problem::segment_bytes. False for the staged reductions,
+  // which cut their own chunks (staged_chunk_bytes): the selector prices them once.
+  bool segmented = true;
 };
 
 const std::vector<Algorithm>& algorithms();
