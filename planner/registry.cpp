@@ -25,6 +25,11 @@ Schedule plan_shm_reduce_scatter_gather_reduce(const Problem&);
 Schedule plan_shm_flat_reduce(const Problem&);
 Schedule plan_shm_bcast_bcast(const Problem&);
 
+// Segment sizes as each algorithm cuts them (Algorithm::cut_segment_bytes).
+std::int64_t cut_reduce_scatter_gather_reduce(const Problem&);
+std::int64_t cut_staged_reduce(const Problem&);
+std::int64_t cut_shm_bcast_bcast(const Problem&);
+
 // Rank views (Algorithm::view); algorithms without one are projected (plan_view).
 Schedule view_binomial_reduce(const Problem&, int rank);
 Schedule view_flat_reduce(const Problem&, int rank);
@@ -106,15 +111,16 @@ const std::vector<Algorithm>& algorithms() {
        true},
       {"reduce-scatter-gather", Collective::Reduce, plan_reduce_scatter_gather_reduce,
        "Rabenseifner: every rank reduces a slice (pairwise exchange), then the root gathers them; rank-ordered",
-       false, view_reduce_scatter_gather_reduce, price_reduce_scatter_gather_reduce, false, false, false},
+       false, view_reduce_scatter_gather_reduce, price_reduce_scatter_gather_reduce, false, false, false,
+       cut_reduce_scatter_gather_reduce},
       {"shm-reduce-scatter-gather", Collective::Reduce, plan_shm_reduce_scatter_gather_reduce,
        "reduce-scatter-gather through the node's staging ring, reduced where staged; one node (or a hierarchy's "
        "node level); rank-ordered",
-       false, nullptr, nullptr, false, true, true, false},
+       false, nullptr, nullptr, false, true, true, cut_staged_reduce},
       {"shm-flat", Collective::Reduce, plan_shm_flat_reduce,
        "every rank stages its input once in the node's staging ring, the root combines them all where they lie; "
        "one node (or a hierarchy's node level); rank-ordered",
-       false, nullptr, nullptr, false, true, true, false},
+       false, nullptr, nullptr, false, true, true, cut_staged_reduce},
       {"hierarchical", Collective::Reduce, plan_hierarchical_reduce,
        "one level between clusters (or nodes) and one inside each, composed and pipelined; commutative ops only", true},
       {"grid-flat", Collective::Reduce, plan_grid_flat_reduce,
@@ -141,7 +147,7 @@ const std::vector<Algorithm>& algorithms() {
       {"shm-bcast", Collective::Bcast, plan_shm_bcast_bcast,
        "the root stages each chunk once in the node's staging ring, every rank copies it out; one node (or a "
        "hierarchy's node level)",
-       false, nullptr, nullptr, false, true},
+       false, nullptr, nullptr, false, true, true, cut_shm_bcast_bcast},
       {"hierarchical", Collective::Bcast, plan_hierarchical_bcast,
        "one level between clusters (or nodes) and one inside each, composed and pipelined", true},
       {"grid-flat", Collective::Bcast, plan_grid_flat_bcast,

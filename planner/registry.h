@@ -19,6 +19,8 @@ using ViewFunction = Schedule (*)(const Problem&, int rank);
 // The makespan of the schedule `plan` builds, without building it (Price::exact when it
 // is simulate()'s under the problem's model). Throws PlanError as plan does.
 using PriceFunction = Price (*)(const Problem&);
+// The segment size a schedule for `problem` is cut with (Algorithm::cut_segment_bytes).
+using SegmentFunction = std::int64_t (*)(const Problem&);
 
 struct Algorithm {
   std::string_view name;
@@ -52,9 +54,12 @@ struct Algorithm {
   // segment at the root with a fetch, which completes in place, and runs only inside
   // one node (never over leaders), so it is composable.
   bool composable = true;
-  // Its schedule depends on Problem::segment_bytes. False for the staged reductions,
-  // which cut their own chunks (staged_chunk_bytes): the selector prices them once.
-  bool segmented = true;
+  // The segment size its schedule is cut with when Problem::segment_bytes asks for
+  // one: sizes with the same answer plan the same schedule, so the selector prices
+  // only the first of them (a staged reduction takes whole ring entries whatever it is
+  // asked; a slice of reduce-scatter-gather is one chunk for any size past it).
+  // Null: every size cuts its own.
+  SegmentFunction cut_segment_bytes = nullptr;
 };
 
 const std::vector<Algorithm>& algorithms();

@@ -340,6 +340,19 @@ Schedule view_reduce_scatter_gather_reduce(const Problem& problem, int rank) {
   return s;
 }
 
+std::int64_t cut_reduce_scatter_gather_reduce(const Problem& problem) {
+  if (problem.segment_bytes <= 0 || !problem.segment_counts.empty() || problem.element_bytes <= 0)
+    return problem.segment_bytes;
+  const std::vector<std::int64_t> counts = slice_counts(problem, 1.0 / problem.nranks);
+  const std::int64_t largest = *std::max_element(counts.begin(), counts.end());
+  // At least a whole slice per chunk: every slice is one chunk, as with no segments.
+  return problem.segment_bytes / problem.element_bytes >= largest ? 0 : problem.segment_bytes;
+}
+
+std::int64_t cut_staged_reduce(const Problem& problem) {
+  return staged_chunk_bytes(problem, problem.staging_entry_bytes);
+}
+
 Price price_reduce_scatter_gather_reduce(const Problem& problem) {
   check_problem(problem);
   const Slices sl = cut_slices(problem, 1.0 / problem.nranks, problem.segment_bytes);

@@ -16,6 +16,8 @@
 
 namespace canopy::planner {
 
+std::int64_t cut_shm_bcast_bcast(const Problem& problem) { return staged_chunk_bytes(problem); }
+
 Schedule plan_shm_bcast_bcast(const Problem& problem) {
   check_problem(problem);
   constexpr const char* kName = "shm-bcast";
