@@ -91,7 +91,9 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
     MPI_Info info;
     PMPI_Info_create(&info);
     PMPI_Info_set(info, "alloc_shared_noncontig", "true");
+    const double start = PMPI_Wtime();
     const int err = PMPI_Win_allocate_shared(part, 1, info, node, &base, &ring->win_);
+    ring->allocate_seconds_ = PMPI_Wtime() - start;
     PMPI_Info_free(&info);
     if (err != MPI_SUCCESS) {
       ok = 0;

@@ -54,6 +54,9 @@ class StagingRing {
   // The order in which rings were made in this process: MPI_Finalize frees them in it
   // (the frees are collective, so every rank must take them in one order).
   std::uint64_t sequence() const { return sequence_; }
+  // How long this rank spent in MPI_Win_allocate_shared making it (for the debug log:
+  // at 16 ranks the ring's creation is most of a first call's cost).
+  double allocate_seconds() const { return allocate_seconds_; }
 
   // A new call begins: its stages get new tags.
   void begin_call() { ++call_; }
@@ -87,6 +90,7 @@ class StagingRing {
   std::vector<char> scratch_;
   std::uint64_t call_ = 0;
   std::uint64_t sequence_ = 0;
+  double allocate_seconds_ = 0;
 };
 
 }  // namespace canopy::shim
