@@ -163,20 +163,20 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
       return Outcome::kBest;
     };
     // The m/2^i sizes in order, from the whole message to the most segments. Decision
-    // (004 prices them all): stop once kPricesPastTheValley of them in a row price
-    // more than kValleyRise above the best so far. A pipeline's price falls while more
+    // (004 prices them all): stop once kPricesPastTheValley sizes in a row price more
+    // than kValleyRise above the best so far. A pipeline's price falls while more
     // segments shorten its fill and rises once each message's own cost dominates; the
     // sizes skipped are the largest schedules, the costliest to build and simulate.
-    // Langou's greedy trees change shape with the segment count, so their curves have
-    // bumps of a few percent (greedy-bidirectional, 32 ranks, 15.6 MB: 5.11, 5.43,
-    // 5.39, 5.17, 5.01 ms from 8 to 128 segments), so a size within 10% of the best does
-    // not count; and one rise is not enough (hierarchical over four sites of eight ranks,
-    // 3.1 MB: unsegmented 5.69 ms, a rise, then 4.53): the test "the search over m / 2^i
-    // stops past the valley" fails with either looser rule. Against pricing
-    // every size, over about 3,000 problems (2-64 ranks, 8 B-16 MiB, four models, with
-    // and without a ring, rank-ordered operations, two topologies) no choice and no
-    // algorithm's best size changed. Sizes that tie the best (a ring caps every size
-    // above its entry) or cannot be priced neither count nor reset the count.
+    // Why 10% and two: Langou's greedy trees change shape with the segment count, so
+    // their curves have bumps of a few percent (greedy-bidirectional, 32 ranks, 15.6
+    // MB: 5.11, 5.43, 5.39, 5.17, 5.01 ms from 8 to 128 segments), and hierarchical
+    // over four sites rises once by more before its best (3.1 MB: unsegmented 5.69 ms,
+    // then a rise, then 4.53); the test "the search over m / 2^i stops past the
+    // valley" fails with either looser rule. Against pricing every size, over about
+    // 3,000 problems (2-64 ranks, 8 B-16 MiB, four models, with and without a ring,
+    // rank-ordered operations, two topologies) no choice and no algorithm's best size
+    // changed. Sizes that tie the best (a ring caps every size above its entry) or
+    // cannot be priced neither count nor reset the count.
     int worse_in_a_row = 0;
     for (std::int64_t size : sizes) {
       const Outcome o = consider(size);

@@ -69,8 +69,8 @@ constexpr int kGlobalPlanningLimit = 1024;
 
 // Segment sizes worth trying for a message (004): the whole message (0) and
 // s = ceil(m / 2^i) for i = 1..8 (at most 256 segments) down to 1 KiB. The selector tries
-// them in order until two in a row price worse than the best (rank_choices), then
-// refines the best by local hill-climbing.
+// them in order until two in a row price more than 10% above the best (rank_choices),
+// then refines the best by local hill-climbing.
 std::vector<std::int64_t> segment_candidates(std::int64_t bytes);
 
 // Every candidate that can be priced, best first (exact prices before estimates, then
