@@ -64,6 +64,12 @@
 
 namespace canopy::planner {
 
+// The chunk both staged reductions cut (whole entries' worth, whatever they are asked):
+// their plan and Algorithm::cut_segment_bytes, from this one place.
+std::int64_t cut_staged_reduce(const Problem& problem) {
+  return staged_chunk_bytes(problem, problem.staging_entry_bytes);
+}
+
 namespace {
 
 
@@ -258,7 +264,7 @@ Schedule plan_staged(const Problem& problem, const char* kName, double share) {
   if (problem.staging_entries < 2 * p)
     throw PlanError(std::string(kName) + ": a ring of " + std::to_string(problem.staging_entries) +
                     " entries is less than two rounds of " + std::to_string(p) + " stages");
-  const std::int64_t chunk = staged_chunk_bytes(problem, problem.staging_entry_bytes);
+  const std::int64_t chunk = cut_staged_reduce(problem);
   if (chunk < problem.element_bytes)
     throw PlanError(std::string(kName) + ": an element is larger than a staging entry");
   Slices sl = cut_slices(problem, share, chunk);
@@ -347,10 +353,6 @@ std::int64_t cut_reduce_scatter_gather_reduce(const Problem& problem) {
   const std::int64_t largest = *std::max_element(counts.begin(), counts.end());
   // At least a whole slice per chunk: every slice is one chunk, as with no segments.
   return problem.segment_bytes / problem.element_bytes >= largest ? 0 : problem.segment_bytes;
-}
-
-std::int64_t cut_staged_reduce(const Problem& problem) {
-  return staged_chunk_bytes(problem, problem.staging_entry_bytes);
 }
 
 Price price_reduce_scatter_gather_reduce(const Problem& problem) {
