@@ -81,6 +81,15 @@ std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
   return t;
 }
 
+// Canopy's private duplicate of `comm`. Where ranks outnumber cores the nonblocking
+// duplicate, waited for politely: MPICH's blocking MPI_Comm_dup busy-polls there (see
+// CommState::agree). Every rank takes the same branch (agreed at MPI_Init).
+bool duplicate(MPI_Comm comm, MPI_Comm& dup, bool polite) {
+  if (!polite) return PMPI_Comm_dup(comm, &dup) == MPI_SUCCESS;
+  MPI_Request request = MPI_REQUEST_NULL;
+  return PMPI_Comm_idup(comm, &dup, &request) == MPI_SUCCESS && wait_politely(&request) == MPI_SUCCESS;
+}
+
 }  // namespace
 
 CommState::~CommState() {
@@ -106,7 +115,7 @@ CommState* CommState::of(MPI_Comm comm, FallbackReason* why) {
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) return none(FallbackReason::Intercommunicator);
   MPI_Comm dup = MPI_COMM_NULL;
-  if (PMPI_Comm_dup(comm, &dup) != MPI_SUCCESS) return none(FallbackReason::StateFailed);
+  if (!duplicate(comm, dup, rt.oversubscribed)) return none(FallbackReason::StateFailed);
   int rank = 0, size = 0;
   PMPI_Comm_rank(dup, &rank);
   PMPI_Comm_size(dup, &size);
@@ -281,7 +290,8 @@ StagingRing* CommState::staging_ring(int entries) {
   std::string why;
   static const std::vector<int> one_node;
   const double start = PMPI_Wtime();
-  staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node,
+  const WorldNode world{rt.node_comm, rt.node_leader, rt.node_rank, rt.oversubscribed, !rt.concurrent_calls()};
+  staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node, world,
                                  rt.settings.fault == "shm-unavailable", why);
   if (staging_ && rank_ == 0)
     rt.log->debug(

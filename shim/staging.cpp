@@ -1,5 +1,7 @@
 #include "shim/staging.h"
 
+#include "shim/executor.h"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -38,75 +40,127 @@ void wait_until(Ready ready, MPI_Comm progress) {
 
 }  // namespace
 
+namespace {
+
+// The ring's own collectives. Where ranks outnumber cores (`polite`) MPICH's blocking
+// collectives busy-poll and starve the ranks they wait for (each tens of milliseconds
+// on this 2-core machine at 4 ranks), so there they are the nonblocking forms, waited
+// for politely; elsewhere the blocking ones, which are quicker there (2 ranks: the
+// nonblocking forms made a ring 0.4 ms slower, 1.2 against 0.8 ms). All ranks take the
+// same branch (`polite` is agreed at MPI_Init), as in CommState::agree.
+bool gather_ints(const int* mine, int n, std::vector<int>& all, MPI_Comm comm, bool polite) {
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  all.assign(static_cast<std::size_t>(n) * size, 0);
+  if (!polite) return PMPI_Allgather(mine, n, MPI_INT, all.data(), n, MPI_INT, comm) == MPI_SUCCESS;
+  MPI_Request request = MPI_REQUEST_NULL;
+  return PMPI_Iallgather(mine, n, MPI_INT, all.data(), n, MPI_INT, comm, &request) == MPI_SUCCESS &&
+         wait_politely(&request) == MPI_SUCCESS;
+}
+
+bool everywhere(int mine, MPI_Comm comm, bool polite) {
+  int all = 0;
+  if (!polite) return PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all;
+  MPI_Request request = MPI_REQUEST_NULL;
+  return PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, &request) == MPI_SUCCESS &&
+         wait_politely(&request) == MPI_SUCCESS && all;
+}
+
+// The node's part of `comm`, its ranks in world order. MPI_Comm_split_type blocks
+// (50-67 ms of a 4-rank ring's 124-189 on this machine), so where waits must be polite
+// and `comm` has the world's size (so holds all of MPI_COMM_WORLD's ranks, and its
+// node's part is the world's node) it is a nonblocking duplicate of the world's node.
+// Not elsewhere: on 2 ranks MPI_Win_allocate_shared then took 0.7 ms against 0.3 on a
+// communicator from MPI_Comm_split_type, more than the split saves. Every rank takes
+// the same branch (sizes and settings are alike everywhere).
+MPI_Comm node_part(MPI_Comm comm, const WorldNode& world) {
+  int size = 0, world_size = 0;
+  PMPI_Comm_size(comm, &size);
+  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm node = MPI_COMM_NULL;
+  if (world.polite && world.may_duplicate && world.comm != MPI_COMM_NULL && size == world_size) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (PMPI_Comm_idup(world.comm, &node, &request) != MPI_SUCCESS || wait_politely(&request) != MPI_SUCCESS)
+      return MPI_COMM_NULL;
+    return node;
+  }
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, world.rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    return MPI_COMM_NULL;
+  return node;
+}
+
+}  // namespace
+
 std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
-                                                 bool fail, std::string& why) {
+                                                 const WorldNode& world, bool fail, std::string& why) {
   int size = 0, rank = 0;
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_rank(comm, &rank);
   std::unique_ptr<StagingRing> ring(new StagingRing());
-  int ok = 1;
-  std::string mine;
-  MPI_Comm node = MPI_COMM_NULL;
-  // Each rank's node (the lowest communicator rank on it) and its rank in the node's
-  // window, known to every rank.
-  std::vector<int> where(2 * static_cast<std::size_t>(size), -1);
-  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
-    ok = 0;
-    mine = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
-    node = MPI_COMM_NULL;
-  }
-  int mine_where[2] = {rank, -1};
-  if (ok) {
-    PMPI_Allreduce(&rank, &mine_where[0], 1, MPI_INT, MPI_MIN, node);
-    PMPI_Comm_rank(node, &mine_where[1]);
-  }
-  PMPI_Allgather(mine_where, 2, MPI_INT, where.data(), 2, MPI_INT, comm);
+  MPI_Comm node = node_part(comm, world);
+  // Every rank's node (its leader's world rank), its rank among the world's ranks there
+  // and whether it has its node's communicator, known to every rank.
+  const int mine_where[3] = {world.leader, world.rank, node != MPI_COMM_NULL};
+  std::vector<int> where;
+  const bool gathered = gather_ints(mine_where, 3, where, comm, world.polite);
   std::vector<int> physical(size), local(size);
-  for (int r = 0; r < size; ++r) {
-    physical[r] = where[2 * r];
-    local[r] = where[2 * r + 1];
+  bool every_node_split = gathered;
+  for (int r = 0; r < size && gathered; ++r) {
+    physical[r] = where[3 * r];
+    every_node_split = every_node_split && where[3 * r + 2] == 1;
   }
-  if (ok && std::find(local.begin(), local.end(), -1) == local.end()) {
-    // Every rank computes the same answer from the same data: a node that declines
-    // here declines on all its ranks, before its collective allocation.
-    mine = planner::planned_nodes_share_memory(node_of, physical);
-    if (!mine.empty()) ok = 0;
-  } else if (ok) {
-    ok = 0;
-    mine = "another rank could not split its node";
+  // Rank r's rank in its node's communicator: how many of `comm`'s ranks on its node
+  // come before it in world order.
+  std::vector<int> order(size);
+  for (int r = 0; r < size; ++r) order[r] = r;
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::pair(physical[a], where[3 * a + 1]) < std::pair(physical[b], where[3 * b + 1]);
+  });
+  for (int i = 0; i < size; ++i) {
+    const bool same_node = i > 0 && physical[order[i - 1]] == physical[order[i]];
+    local[order[i]] = same_node ? local[order[i - 1]] + 1 : 0;
   }
-  if (entries < 1) {
-    ok = 0;
-    mine = "a ring of no entries";
+  // Up to here every rank computes the same answer from the same data: a ring declined
+  // now is declined on every rank, before the collective allocation.
+  std::string mine;
+  if (!every_node_split) mine = "a rank could not make its node's communicator";
+  else if (entries < 1) mine = "a ring of no entries";
+  else mine = planner::planned_nodes_share_memory(node_of, physical);
+  if (!mine.empty()) {
+    why = mine;
+    if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
+    return nullptr;
   }
+  int ok = 1;
   const MPI_Aint part = static_cast<MPI_Aint>(entries) * (kFlagBytes + kEntryBytes);
   char* base = nullptr;
-  if (ok) {
-    if (fail) {
-      ok = 0;
-      mine = "CANOPY_FAULT=shm-unavailable";
-    }
-    // Every rank of the node takes part in the allocation (it is collective), even one
-    // that will decline: the agreement below then tells every rank.
-    MPI_Info info;
-    PMPI_Info_create(&info);
-    PMPI_Info_set(info, "alloc_shared_noncontig", "true");
-    const double start = PMPI_Wtime();
-    const int err = PMPI_Win_allocate_shared(part, 1, info, node, &base, &ring->win_);
-    ring->allocate_seconds_ = PMPI_Wtime() - start;
-    PMPI_Info_free(&info);
-    if (err != MPI_SUCCESS) {
-      ok = 0;
-      char text[MPI_MAX_ERROR_STRING];
-      int len = 0;
-      PMPI_Error_string(err, text, &len);
-      mine = std::string("MPI_Win_allocate_shared of ") + std::to_string(part) + " bytes failed: " + text;
-      ring->win_ = MPI_WIN_NULL;
-    }
+  if (fail) {
+    ok = 0;
+    mine = "CANOPY_FAULT=shm-unavailable";
   }
-  int all = 0;
-  PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
-  if (!all) {
+  // Every rank of the node takes part in the allocation (it is collective), even one
+  // that will decline: the agreement below then tells every rank.
+  MPI_Info info;
+  PMPI_Info_create(&info);
+  PMPI_Info_set(info, "alloc_shared_noncontig", "true");
+  const double start = PMPI_Wtime();
+  const int err = PMPI_Win_allocate_shared(part, 1, info, node, &base, &ring->win_);
+  ring->allocate_seconds_ = PMPI_Wtime() - start;
+  PMPI_Info_free(&info);
+  if (err != MPI_SUCCESS) {
+    ok = 0;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    PMPI_Error_string(err, text, &len);
+    mine = std::string("MPI_Win_allocate_shared of ") + std::to_string(part) + " bytes failed: " + text;
+    ring->win_ = MPI_WIN_NULL;
+  } else {
+    // Flags start at zero: no tag is 0, and no read has happened. Before the agreement,
+    // which is then also the barrier: no rank reads another's flags before they are
+    // zeroed.
+    std::memset(base, 0, static_cast<std::size_t>(entries * kFlagBytes));
+  }
+  if (!everywhere(ok, comm, world.polite)) {
     why = mine.empty() ? "another rank could not make its part of the ring" : mine;
     if (ring->win_ != MPI_WIN_NULL) PMPI_Win_free(&ring->win_);
     if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
@@ -124,12 +178,8 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
     PMPI_Win_shared_query(ring->win_, local[r], &bytes, &disp, &at);
     ring->base_[r] = static_cast<char*>(at);
   }
-  // Flags start at zero: no tag is 0, and no read has happened.
-  std::memset(ring->base_[rank], 0, static_cast<std::size_t>(entries * kFlagBytes));
   ring->promised_.assign(entries, 0);
   ring->sequence_ = rings_made.fetch_add(1);
-  // No rank reads another's flags before they are zeroed.
-  PMPI_Barrier(comm);
   return ring;
 }
 
