@@ -290,7 +290,7 @@ StagingRing* CommState::staging_ring(int entries) {
   std::string why;
   static const std::vector<int> one_node;
   const double start = PMPI_Wtime();
-  const WorldNode world{rt.node_comm, rt.node_leader, rt.node_rank, rt.oversubscribed, !rt.concurrent_calls()};
+  const WorldNode world{rt.node_comm, rt.node_leader, rt.node_rank, !rt.concurrent_calls()};
   staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node, world,
                                  rt.settings.fault == "shm-unavailable", why);
   if (staging_ && rank_ == 0)

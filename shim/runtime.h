@@ -35,8 +35,9 @@ struct Runtime {
   int nodes = 1;               // shared-memory nodes of MPI_COMM_WORLD
   int max_ranks_per_node = 1;
   int node_leader = 0;         // world rank of the lowest rank on this rank's node
-  // MPI_COMM_WORLD's ranks on this node in world order, and this rank's rank there: kept
-  // for the staging rings, which duplicate it instead of splitting again (staging.h).
+  // MPI_COMM_WORLD's ranks on this node in world order (kept only where some node runs
+  // more ranks than cores: the staging rings duplicate it there instead of splitting
+  // again, staging.h; else null), and this rank's rank among them.
   MPI_Comm node_comm = MPI_COMM_NULL;
   int node_rank = 0;
   long cores_per_node = 0;     // online cores of this rank's node

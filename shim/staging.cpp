@@ -38,47 +38,38 @@ void wait_until(Ready ready, MPI_Comm progress) {
   }
 }
 
-}  // namespace
-
-namespace {
-
-// The ring's own collectives. Where ranks outnumber cores (`polite`) MPICH's blocking
-// collectives busy-poll and starve the ranks they wait for (each tens of milliseconds
-// on this 2-core machine at 4 ranks), so there they are the nonblocking forms, waited
-// for politely; elsewhere the blocking ones, which are quicker there (2 ranks: the
-// nonblocking forms made a ring 0.4 ms slower, 1.2 against 0.8 ms). All ranks take the
-// same branch (`polite` is agreed at MPI_Init), as in CommState::agree.
-bool gather_ints(const int* mine, int n, std::vector<int>& all, MPI_Comm comm, bool polite) {
+// The ring's own collectives: nonblocking, waited for politely. Where ranks outnumber
+// cores MPICH's blocking collectives busy-poll and starve the ranks they wait for
+// (about 8 ms each on this 2-core machine at 4 ranks); one rank per core the two forms
+// made rings alike (2 ranks, 12 alternating runs: 0.78-1.17 ms against 0.76-1.24).
+bool gather_ints(const int* mine, int n, std::vector<int>& all, MPI_Comm comm) {
   int size = 0;
   PMPI_Comm_size(comm, &size);
   all.assign(static_cast<std::size_t>(n) * size, 0);
-  if (!polite) return PMPI_Allgather(mine, n, MPI_INT, all.data(), n, MPI_INT, comm) == MPI_SUCCESS;
   MPI_Request request = MPI_REQUEST_NULL;
   return PMPI_Iallgather(mine, n, MPI_INT, all.data(), n, MPI_INT, comm, &request) == MPI_SUCCESS &&
          wait_politely(&request) == MPI_SUCCESS;
 }
 
-bool everywhere(int mine, MPI_Comm comm, bool polite) {
+bool everywhere(int mine, MPI_Comm comm) {
   int all = 0;
-  if (!polite) return PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all;
   MPI_Request request = MPI_REQUEST_NULL;
   return PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, &request) == MPI_SUCCESS &&
          wait_politely(&request) == MPI_SUCCESS && all;
 }
 
 // The node's part of `comm`, its ranks in world order. MPI_Comm_split_type blocks
-// (50-67 ms of a 4-rank ring's 124-189 on this machine), so where waits must be polite
-// and `comm` has the world's size (so holds all of MPI_COMM_WORLD's ranks, and its
-// node's part is the world's node) it is a nonblocking duplicate of the world's node.
-// Not elsewhere: on 2 ranks MPI_Win_allocate_shared then took 0.7 ms against 0.3 on a
-// communicator from MPI_Comm_split_type, more than the split saves. Every rank takes
-// the same branch (sizes and settings are alike everywhere).
+// (50-67 ms of a 4-rank ring's 124-189 on this machine), so where the world's node
+// communicator was kept (only where ranks outnumber cores: runtime.h) and `comm` has
+// the world's size (so holds all of MPI_COMM_WORLD's ranks, and its node's part is the
+// world's node) it is a nonblocking duplicate of that. Every rank takes the same branch
+// (sizes and settings are alike everywhere).
 MPI_Comm node_part(MPI_Comm comm, const WorldNode& world) {
   int size = 0, world_size = 0;
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
   MPI_Comm node = MPI_COMM_NULL;
-  if (world.polite && world.may_duplicate && world.comm != MPI_COMM_NULL && size == world_size) {
+  if (world.may_duplicate && world.comm != MPI_COMM_NULL && size == world_size) {
     MPI_Request request = MPI_REQUEST_NULL;
     if (PMPI_Comm_idup(world.comm, &node, &request) != MPI_SUCCESS || wait_politely(&request) != MPI_SUCCESS)
       return MPI_COMM_NULL;
@@ -102,7 +93,7 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
   // and whether it has its node's communicator, known to every rank.
   const int mine_where[3] = {world.leader, world.rank, node != MPI_COMM_NULL};
   std::vector<int> where;
-  const bool gathered = gather_ints(mine_where, 3, where, comm, world.polite);
+  const bool gathered = gather_ints(mine_where, 3, where, comm);
   std::vector<int> physical(size), local(size);
   bool every_node_split = gathered;
   for (int r = 0; r < size && gathered; ++r) {
@@ -160,7 +151,7 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
     // zeroed.
     std::memset(base, 0, static_cast<std::size_t>(entries * kFlagBytes));
   }
-  if (!everywhere(ok, comm, world.polite)) {
+  if (!everywhere(ok, comm)) {
     why = mine.empty() ? "another rank could not make its part of the ring" : mine;
     if (ring->win_ != MPI_WIN_NULL) PMPI_Win_free(&ring->win_);
     if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);

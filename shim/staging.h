@@ -35,11 +35,11 @@ namespace canopy::shim {
 // This rank's node within MPI_COMM_WORLD, found at MPI_Init (shim/runtime.h): the
 // ring's creation reads it instead of splitting each communicator again.
 struct WorldNode {
-  MPI_Comm comm = MPI_COMM_NULL;  // MPI_COMM_WORLD's ranks on this node, in world order
-  int leader = 0;                 // world rank of the node's lowest rank: names the node
-  int rank = 0;                   // this rank's rank in `comm`
-  // Some node runs more ranks than it has cores: waits must yield (runtime.h).
-  bool polite = false;
+  // MPI_COMM_WORLD's ranks on this node, in world order: kept from MPI_Init only where
+  // a node runs more ranks than it has cores (runtime.h); else null.
+  MPI_Comm comm = MPI_COMM_NULL;
+  int leader = 0;  // world rank of the node's lowest rank: names the node
+  int rank = 0;    // this rank's rank among the world's ranks on its node
   // Whether the ring may duplicate `comm` for a communicator over all of MPI_COMM_WORLD
   // (not under MPI_THREAD_MULTIPLE: two threads' duplications of one communicator could
   // pair up differently on different ranks).
@@ -57,10 +57,11 @@ class StagingRing {
   // one node. Declines when ranks the planner puts on one node do not share memory
   // (MPI_COMM_TYPE_SHARED), so no schedule reads memory it cannot reach. `fail` injects
   // a failure (CANOPY_FAULT=shm-unavailable).
-  // On an oversubscribed node every collective it can make nonblocking waits politely
-  // (MPICH's blocking ones busy-poll there, tens of milliseconds each), and the node's
-  // communicator is a duplicate of `world`'s where `comm` spans MPI_COMM_WORLD, not a
-  // blocking split. MPI_Win_allocate_shared itself has no nonblocking form.
+  // Every collective it can make nonblocking waits politely (on an oversubscribed node
+  // MPICH's blocking ones busy-poll, tens of milliseconds each), and the node's
+  // communicator is a duplicate of `world`'s where there is one and `comm` spans
+  // MPI_COMM_WORLD, not a blocking split. MPI_Win_allocate_shared itself has no
+  // nonblocking form.
   static std::unique_ptr<StagingRing> create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
                                              const WorldNode& world, bool fail, std::string& why);
   ~StagingRing();  // MPI_Win_free: collective over the node, like the creation
