@@ -19,8 +19,9 @@ namespace canopy::config {
 namespace {
 
 const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-const char* const kFaults[] = {"none", "planner-error", "invalid-schedule", "shm-unavailable"};
-const char* const kShmAllowed = "auto, window, off";
+const char* const kFaults[] = {"none", "planner-error", "invalid-schedule", "shm-unavailable",
+                               "shm-posix-unavailable"};
+const char* const kShmAllowed = "auto, window, posix, off";
 const char* const kTopologyAllowed = "auto, none, or a path to a JSON topology file";
 const char* const kBooleanAllowed = "1, 0, true, false, on, off, yes, no";
 // 64 MiB: a probe that large already takes over a second on a 500 Mbit/s link.
@@ -143,7 +144,8 @@ const std::vector<SettingSpec>& setting_specs() {
       {"CANOPY_FAULT", "name", "none", join({std::begin(kFaults), std::end(kFaults)}),
        "Testing only: planner-error makes the planner fail and invalid-schedule corrupts every schedule so "
        "the validator rejects it; either way native MPI runs, with the reason counted and logged. "
-       "shm-unavailable makes the staging ring's creation fail (CANOPY_SHM)",
+       "shm-unavailable makes the staging ring's creation fail (CANOPY_SHM), shm-posix-unavailable only its POSIX "
+       "shared memory",
        "CANOPY_FAULT=planner-error"},
       {"CANOPY_VERIFY", "boolean", "0", kBooleanAllowed,
        "Before each call the ranks compare a hash of its arguments and plan (one 16-byte MPI_Allreduce per "
@@ -165,11 +167,13 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_TOPOLOGY=auto (large enough that bandwidth, not only latency, tells sites apart)",
        "CANOPY_PROBE_BYTES=1048576"},
       {"CANOPY_SHM", "name", "auto", kShmAllowed,
-       "Ranks that share a node may move data through a staging ring in shared memory (MPI-3 "
-       "MPI_Win_allocate_shared; 2 x the node's ranks entries of 64 KiB per rank), made on a communicator's "
-       "first schedule that uses it: auto and window offer the shm-* algorithms where every rank of the "
-       "communicator is on one node, and the node levels of hierarchical and grid-* a ring on each node where a "
-       "topology names the nodes (window also warns once where the ring cannot be made); off keeps every message "
+       "Ranks that share a node may move data through a staging ring in shared memory (2 x the node's ranks "
+       "entries of 64 KiB per rank), made on a communicator's first schedule that uses it: auto, window and posix "
+       "offer the shm-* algorithms where every rank of the communicator is on one node, and the node levels of "
+       "hierarchical and grid-* a ring on each node where a topology names the nodes. window takes the memory "
+       "from MPI-3 MPI_Win_allocate_shared, posix from POSIX shared memory (shm_open), and both warn once where "
+       "the ring cannot be made; auto takes POSIX memory, and the window where that cannot be made. off keeps every "
+       "message "
        "point-to-point. Where the ring cannot be made, that call and the communicator's later ones run without it",
        "CANOPY_SHM=off"},
       {"CANOPY_FINALIZE_PROGRESS", "boolean", "1", kBooleanAllowed,
@@ -296,7 +300,7 @@ ParseResult parse_settings(const Environment& env) {
   }
   boolean("CANOPY_VERIFY", s.verify, false, "calls are not verified");
   if (const auto* v = find("CANOPY_SHM")) {
-    if (*v == "auto" || *v == "window" || *v == "off") s.shm = *v;
+    if (*v == "auto" || *v == "window" || *v == "posix" || *v == "off") s.shm = *v;
     else bad("CANOPY_SHM", *v, kShmAllowed, "no staging ring (as off)"), s.shm = "off";
   }
   if (const auto* v = find("CANOPY_TOPOLOGY")) {

@@ -52,8 +52,9 @@ struct Settings {
   // CANOPY_FINALIZE_PROGRESS: keep MPICH's UCX worker progressing while MPI_Finalize
   // waits for the other ranks (shim/finalize_progress.h).
   bool finalize_progress = true;
-  // CANOPY_SHM: "auto", "window" (as auto, and warn where the staging ring cannot be
-  // made) or "off" (no staging ring: every message point-to-point). shim/staging.h.
+  // CANOPY_SHM: "auto", "window" or "posix" (the ring's memory from that only, and warn
+  // where the staging ring cannot be made) or "off" (no staging ring: every message
+  // point-to-point). shim/staging.h.
   std::string shm = "auto";
 };
 

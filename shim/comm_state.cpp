@@ -290,14 +290,19 @@ StagingRing* CommState::staging_ring(int entries) {
   std::string why;
   static const std::vector<int> one_node;
   const double start = PMPI_Wtime();
-  const WorldNode world{rt.node_comm, rt.node_leader, rt.node_rank, !rt.concurrent_calls()};
-  staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node, world,
-                                 rt.settings.fault == "shm-unavailable", why);
+  const WorldNode world{rt.node_leader, rt.node_rank};
+  const RingMemory memory = rt.settings.shm == "window"  ? RingMemory::Window
+                            : rt.settings.shm == "posix" ? RingMemory::Posix
+                                                         : RingMemory::Auto;
+  const RingFaults faults{rt.settings.fault == "shm-unavailable",
+                          rt.settings.fault == "shm-unavailable" || rt.settings.fault == "shm-posix-unavailable"};
+  staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node, world, memory,
+                                 faults, why);
   if (staging_ && rank_ == 0)
     rt.log->debug(
-        "staging ring made for a communicator of {} ranks: {} entries of {} bytes per rank, in {:.2f} ms (rank 0 in "
-        "MPI_Win_allocate_shared {:.2f} ms)",
-        size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3,
+        "staging ring made for a communicator of {} ranks: {} entries of {} bytes per rank, in {:.2f} ms ({}: rank "
+        "0 {:.2f} ms in making it)",
+        size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3, staging_->memory(),
         staging_->allocate_seconds() * 1e3);
   if (!staging_) {
     staging_failed_ = true;
@@ -309,7 +314,8 @@ StagingRing* CommState::staging_ring(int entries) {
           "the node's staging ring for a communicator of {} ranks cannot be made ({}); its calls use "
           "point-to-point schedules or native MPI instead",
           size_, why);
-      if (rt.settings.shm == "window") rt.log->warn("CANOPY_SHM=window: {}", line);
+      if (rt.settings.shm == "window" || rt.settings.shm == "posix")
+        rt.log->warn("CANOPY_SHM={}: {}", rt.settings.shm, line);
       else rt.log->info("{}", line);
     }
   }

@@ -58,6 +58,7 @@ void discover_nodes(Runtime& rt) {
     PMPI_Ibcast(&rt.node_leader, 1, MPI_INT, 0, node, &request);
     wait_politely(&request);
     rt.node_rank = local_rank;
+    PMPI_Comm_free(&node);
   }
   rt.cores_per_node = sysconf(_SC_NPROCESSORS_ONLN);
   // {oversubscribed, ranks on this node, node leader} summed or maximised in one call.
@@ -68,11 +69,6 @@ void discover_nodes(Runtime& rt) {
   rt.oversubscribed = max[0] != 0;
   rt.max_ranks_per_node = max[1];
   rt.nodes = leaders;
-  // Kept where the staging rings duplicate it (oversubscribed: staging.h). Not
-  // elsewhere: with it alive, MPICH's MPI_Comm_split_type took longer, and a 2-rank
-  // ring's creation went from 0.76-1.0 ms to 1.1-1.6 (4 alternating runs here).
-  if (rt.oversubscribed) rt.node_comm = node;
-  else if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
 }
 
 // CANOPY_TOPOLOGY (collective, after the model: links take its reduction and copy
@@ -186,8 +182,6 @@ void finalize() {
     PMPI_Comm_free_keyval(&rt.keyval);
     rt.active = false;
   }
-  // After the rings, which were made from it.
-  if (rt.node_comm != MPI_COMM_NULL) PMPI_Comm_free(&rt.node_comm);
   rt.schedule_log.close();
   if (rt.log) rt.log->flush();
 }

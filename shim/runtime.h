@@ -35,11 +35,7 @@ struct Runtime {
   int nodes = 1;               // shared-memory nodes of MPI_COMM_WORLD
   int max_ranks_per_node = 1;
   int node_leader = 0;         // world rank of the lowest rank on this rank's node
-  // MPI_COMM_WORLD's ranks on this node in world order (kept only where some node runs
-  // more ranks than cores: the staging rings duplicate it there instead of splitting
-  // again, staging.h; else null), and this rank's rank among them.
-  MPI_Comm node_comm = MPI_COMM_NULL;
-  int node_rank = 0;
+  int node_rank = 0;           // this rank's rank among the world's ranks on its node
   long cores_per_node = 0;     // online cores of this rank's node
   // The network beyond one node (CANOPY_TOPOLOGY; index = world rank), identical on
   // every rank; null: every message follows `model`.

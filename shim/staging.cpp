@@ -2,10 +2,15 @@
 
 #include "shim/executor.h"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 
 namespace canopy::shim {
@@ -58,123 +63,250 @@ bool everywhere(int mine, MPI_Comm comm) {
          wait_politely(&request) == MPI_SUCCESS && all;
 }
 
-// The node's part of `comm`, its ranks in world order. MPI_Comm_split_type blocks
-// (50-67 ms of a 4-rank ring's 124-189 on this machine), so where the world's node
-// communicator was kept (only where ranks outnumber cores: runtime.h) and `comm` has
-// the world's size (so holds all of MPI_COMM_WORLD's ranks, and its node's part is the
-// world's node) it is a nonblocking duplicate of that. Every rank takes the same branch
-// (sizes and settings are alike everywhere).
-MPI_Comm node_part(MPI_Comm comm, const WorldNode& world) {
-  int size = 0, world_size = 0;
-  PMPI_Comm_size(comm, &size);
-  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  MPI_Comm node = MPI_COMM_NULL;
-  if (world.may_duplicate && world.comm != MPI_COMM_NULL && size == world_size) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    if (PMPI_Comm_idup(world.comm, &node, &request) != MPI_SUCCESS || wait_politely(&request) != MPI_SUCCESS)
-      return MPI_COMM_NULL;
-    return node;
+std::string system_error(const std::string& what, int error) { return what + " failed: " + std::strerror(error); }
+
+}  // namespace
+
+// Where every rank of `comm` lives: its node (the world rank of the node's lowest rank)
+// and its rank among its node's ranks of `comm` (their order in the world); and, for
+// naming a POSIX segment, each rank's process id and attempt number.
+struct StagingRing::Layout {
+  int rank = 0;
+  std::vector<int> node, local, pid, attempt;
+  bool same_node(int r) const { return node[r] == node[rank]; }
+  int node_size() const { return static_cast<int>(std::count(node.begin(), node.end(), node[rank])); }
+  // The communicator rank of this rank's node's first rank (local 0).
+  int first_of_node() const {
+    for (int r = 0; r < static_cast<int>(node.size()); ++r)
+      if (same_node(r) && local[r] == 0) return r;
+    return rank;
   }
-  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, world.rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-    return MPI_COMM_NULL;
-  return node;
-}
+};
+
+namespace {
+
+std::atomic<int> attempts{0};  // rings this process has tried to make (names POSIX segments)
 
 }  // namespace
 
 std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
-                                                 const WorldNode& world, bool fail, std::string& why) {
+                                                 const WorldNode& world, RingMemory memory, const RingFaults& fail,
+                                                 std::string& why) {
   int size = 0, rank = 0;
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_rank(comm, &rank);
-  std::unique_ptr<StagingRing> ring(new StagingRing());
-  MPI_Comm node = node_part(comm, world);
-  // Every rank's node (its leader's world rank), its rank among the world's ranks there
-  // and whether it has its node's communicator, known to every rank.
-  const int mine_where[3] = {world.leader, world.rank, node != MPI_COMM_NULL};
+  // Every rank's node, its rank among the world's ranks there, process id and attempt,
+  // known to every rank.
+  const int mine_where[4] = {world.leader, world.rank, static_cast<int>(getpid()), attempts.fetch_add(1)};
   std::vector<int> where;
-  const bool gathered = gather_ints(mine_where, 3, where, comm);
-  std::vector<int> physical(size), local(size);
-  bool every_node_split = gathered;
+  const bool gathered = gather_ints(mine_where, 4, where, comm);
+  Layout layout;
+  layout.rank = rank;
+  layout.node.assign(size, 0);
+  layout.local.assign(size, 0);
+  layout.pid.assign(size, 0);
+  layout.attempt.assign(size, 0);
   for (int r = 0; r < size && gathered; ++r) {
-    physical[r] = where[3 * r];
-    every_node_split = every_node_split && where[3 * r + 2] == 1;
+    layout.node[r] = where[4 * r];
+    layout.pid[r] = where[4 * r + 2];
+    layout.attempt[r] = where[4 * r + 3];
   }
-  // Rank r's rank in its node's communicator: how many of `comm`'s ranks on its node
-  // come before it in world order.
+  // Rank r's rank among its node's ranks: how many of `comm`'s ranks on its node come
+  // before it in world order.
   std::vector<int> order(size);
   for (int r = 0; r < size; ++r) order[r] = r;
   std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return std::pair(physical[a], where[3 * a + 1]) < std::pair(physical[b], where[3 * b + 1]);
+    return std::pair(layout.node[a], where[4 * a + 1]) < std::pair(layout.node[b], where[4 * b + 1]);
   });
   for (int i = 0; i < size; ++i) {
-    const bool same_node = i > 0 && physical[order[i - 1]] == physical[order[i]];
-    local[order[i]] = same_node ? local[order[i - 1]] + 1 : 0;
+    const bool same_node = i > 0 && layout.node[order[i - 1]] == layout.node[order[i]];
+    layout.local[order[i]] = same_node ? layout.local[order[i - 1]] + 1 : 0;
   }
   // Up to here every rank computes the same answer from the same data: a ring declined
-  // now is declined on every rank, before the collective allocation.
-  std::string mine;
-  if (!every_node_split) mine = "a rank could not make its node's communicator";
-  else if (entries < 1) mine = "a ring of no entries";
-  else mine = planner::planned_nodes_share_memory(node_of, physical);
-  if (!mine.empty()) {
-    why = mine;
+  // now is declined on every rank, before any memory is made.
+  if (!gathered) why = "MPI_Iallgather of the ranks' nodes failed";
+  else if (entries < 1) why = "a ring of no entries";
+  else why = planner::planned_nodes_share_memory(node_of, layout.node);
+  if (!why.empty()) return nullptr;
+
+  // Where the memory comes from. auto: POSIX shared memory, then the MPI window where
+  // that cannot be made. Measured here: 8 ranks on 2 cores, a ring in 8-10 ms against
+  // 265-279 (MPI_Win_allocate_shared busy-polls where ranks outnumber cores); 2 ranks,
+  // 0.38-0.59 ms against 0.82-1.34. Every rank tries the same in the same order: each
+  // try ends in an agreement.
+  std::vector<RingMemory> tries;
+  if (memory == RingMemory::Window) tries = {RingMemory::Window};
+  else if (memory == RingMemory::Posix) tries = {RingMemory::Posix};
+  else tries = {RingMemory::Posix, RingMemory::Window};
+  const std::int64_t part = static_cast<std::int64_t>(entries) * (kFlagBytes + kEntryBytes);
+  std::string reasons;
+  for (RingMemory from : tries) {
+    std::unique_ptr<StagingRing> ring(new StagingRing());
+    ring->rank_ = rank;
+    ring->entries_ = entries;
+    ring->base_.assign(size, nullptr);
+    std::string mine;
+    const double start = PMPI_Wtime();
+    const bool made = from == RingMemory::Posix ? ring->map_posix(comm, layout, part, fail.posix, mine)
+                                                : ring->allocate_window(comm, layout, part, fail.window, mine);
+    ring->allocate_seconds_ = PMPI_Wtime() - start;
+    if (made) {
+      ring->promised_.assign(entries, 0);
+      ring->sequence_ = rings_made.fetch_add(1);
+      why.clear();
+      return ring;
+    }
+    if (!reasons.empty()) reasons += "; ";
+    reasons += mine.empty() ? std::string("another rank could not make its part of the ring") : mine;
+  }
+  why = reasons;
+  return nullptr;
+}
+
+namespace {
+
+// Makes the pages of [at, at + bytes) of the segment behind `fd` (from `offset`) exist
+// now, so that a full /dev/shm fails here and not with SIGBUS at a later touch: each
+// rank its own part, at once (MADV_POPULATE_WRITE, Linux 5.14: faults run in parallel
+// on each rank's core, and the pages land near it), or with posix_fallocate where the
+// kernel lacks it (one file's fallocates take turns). One process, 32 MiB on this
+// machine: fallocate 9-11 ms, populate 28-29 ms by one process and 16-19 by two.
+int populate(int fd, char* at, std::int64_t offset, std::int64_t bytes) {
+  if (madvise(at, static_cast<std::size_t>(bytes), MADV_POPULATE_WRITE) == 0) return 0;
+  if (errno != EINVAL) return errno;
+  return posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+}
+
+}  // namespace
+
+// POSIX shared memory: the node's first rank creates one segment for its node's ranks
+// (shm_open, sized with ftruncate), every rank maps it and makes its own part's pages
+// exist (populate), and once every rank has done so the name is removed, so nothing is
+// left behind when the job ends however it ends (unless it dies in between). Fresh
+// pages are zero: the flags start at zero. Every wait is a polite collective, so an
+// oversubscribed node makes it in milliseconds.
+bool StagingRing::map_posix(MPI_Comm comm, const Layout& layout, std::int64_t part_bytes, bool fail,
+                            std::string& mine) {
+  const long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+  const std::int64_t part = (part_bytes + page - 1) / page * page;  // parts on pages of their own
+  const std::int64_t total = part * layout.node_size();
+  const int first = layout.first_of_node();
+  const bool creator = first == layout.rank;
+  const std::string name =
+      "/canopy-" + std::to_string(layout.pid[first]) + "-" + std::to_string(layout.attempt[first]);
+  int ok = 1;
+  if (creator) {
+    if (fail) {
+      ok = 0;
+      mine = "shm_open refused (CANOPY_FAULT)";
+    } else if (const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600); fd < 0) {
+      ok = 0;
+      mine = system_error("shm_open(" + name + ")", errno);
+    } else {
+      if (ftruncate(fd, static_cast<off_t>(total)) != 0) {
+        ok = 0;
+        mine = system_error("ftruncate of " + name + " to " + std::to_string(total) + " bytes", errno);
+        shm_unlink(name.c_str());
+      }
+      close(fd);
+    }
+  }
+  if (!everywhere(ok, comm)) {
+    if (creator && ok) shm_unlink(name.c_str());
+    return false;
+  }
+  char* at = nullptr;
+  if (const int fd = shm_open(name.c_str(), O_RDWR, 0); fd < 0) {
+    ok = 0;
+    mine = system_error("shm_open(" + name + ") of the node's segment", errno);
+  } else {
+    void* p = mmap(nullptr, static_cast<std::size_t>(total), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      ok = 0;
+      mine = system_error("mmap of " + std::to_string(total) + " bytes of " + name, errno);
+    } else {
+      at = static_cast<char*>(p);
+      const std::int64_t own = static_cast<std::int64_t>(layout.local[layout.rank]) * part;
+      if (const int e = populate(fd, at + own, own, part); e != 0) {
+        ok = 0;
+        mine = system_error("making " + std::to_string(part) + " bytes of " + name + " (/dev/shm full?)", e);
+      }
+    }
+    close(fd);
+  }
+  const bool mapped = everywhere(ok, comm);
+  if (creator) shm_unlink(name.c_str());
+  if (!mapped) {
+    if (at) munmap(at, static_cast<std::size_t>(total));
+    return false;
+  }
+  mapping_ = at;
+  mapping_bytes_ = static_cast<std::size_t>(total);
+  posix_name_ = name;
+  progress_ = comm;
+  for (int r = 0; r < static_cast<int>(layout.node.size()); ++r)
+    if (layout.same_node(r)) base_[r] = at + static_cast<std::int64_t>(layout.local[r]) * part;
+  return true;
+}
+
+// MPI-3 MPI_Win_allocate_shared on the node's part of `comm` (MPI_Comm_split_type, in
+// world order). Every rank of the node takes part in the allocation (it is collective),
+// even one that will decline: the agreement then tells every rank.
+bool StagingRing::allocate_window(MPI_Comm comm, const Layout& layout, std::int64_t part, bool fail,
+                                  std::string& mine) {
+  MPI_Comm node = MPI_COMM_NULL;
+  const int world_rank_on_node = layout.local[layout.rank];
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, world_rank_on_node, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    node = MPI_COMM_NULL;
+  if (!everywhere(node != MPI_COMM_NULL, comm)) {
+    mine = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
     if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
-    return nullptr;
+    return false;
   }
   int ok = 1;
-  const MPI_Aint part = static_cast<MPI_Aint>(entries) * (kFlagBytes + kEntryBytes);
-  char* base = nullptr;
   if (fail) {
     ok = 0;
-    mine = "CANOPY_FAULT=shm-unavailable";
+    mine = "MPI_Win_allocate_shared refused (CANOPY_FAULT)";
   }
-  // Every rank of the node takes part in the allocation (it is collective), even one
-  // that will decline: the agreement below then tells every rank.
+  char* base = nullptr;
   MPI_Info info;
   PMPI_Info_create(&info);
   PMPI_Info_set(info, "alloc_shared_noncontig", "true");
-  const double start = PMPI_Wtime();
-  const int err = PMPI_Win_allocate_shared(part, 1, info, node, &base, &ring->win_);
-  ring->allocate_seconds_ = PMPI_Wtime() - start;
+  const int err = PMPI_Win_allocate_shared(static_cast<MPI_Aint>(part), 1, info, node, &base, &win_);
   PMPI_Info_free(&info);
   if (err != MPI_SUCCESS) {
     ok = 0;
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     PMPI_Error_string(err, text, &len);
-    mine = std::string("MPI_Win_allocate_shared of ") + std::to_string(part) + " bytes failed: " + text;
-    ring->win_ = MPI_WIN_NULL;
+    mine = "MPI_Win_allocate_shared of " + std::to_string(part) + " bytes failed: " + text;
+    win_ = MPI_WIN_NULL;
   } else {
     // Flags start at zero: no tag is 0, and no read has happened. Before the agreement,
     // which is then also the barrier: no rank reads another's flags before they are
     // zeroed.
-    std::memset(base, 0, static_cast<std::size_t>(entries * kFlagBytes));
+    std::memset(base, 0, static_cast<std::size_t>(entries_ * kFlagBytes));
   }
   if (!everywhere(ok, comm)) {
-    why = mine.empty() ? "another rank could not make its part of the ring" : mine;
-    if (ring->win_ != MPI_WIN_NULL) PMPI_Win_free(&ring->win_);
-    if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
-    return nullptr;
+    if (win_ != MPI_WIN_NULL) PMPI_Win_free(&win_);
+    PMPI_Comm_free(&node);
+    return false;
   }
-  ring->node_ = node;
-  ring->rank_ = rank;
-  ring->entries_ = entries;
-  ring->base_.assign(size, nullptr);
-  for (int r = 0; r < size; ++r) {
-    if (physical[r] != physical[rank]) continue;
+  node_ = node;
+  progress_ = node;
+  for (int r = 0; r < static_cast<int>(layout.node.size()); ++r) {
+    if (!layout.same_node(r)) continue;
     MPI_Aint bytes = 0;
     int disp = 0;
     void* at = nullptr;
-    PMPI_Win_shared_query(ring->win_, local[r], &bytes, &disp, &at);
-    ring->base_[r] = static_cast<char*>(at);
+    PMPI_Win_shared_query(win_, layout.local[r], &bytes, &disp, &at);
+    base_[r] = static_cast<char*>(at);
   }
-  ring->promised_.assign(entries, 0);
-  ring->sequence_ = rings_made.fetch_add(1);
-  return ring;
+  return true;
 }
 
 StagingRing::~StagingRing() {
+  if (mapping_) munmap(mapping_, mapping_bytes_);
   if (win_ != MPI_WIN_NULL) PMPI_Win_free(&win_);
   if (node_ != MPI_COMM_NULL) PMPI_Comm_free(&node_);
 }
@@ -191,7 +323,7 @@ char* StagingRing::claim(int stage) {
   const int entry = stage % entries_;
   std::uint64_t* done = acks(rank_, entry);
   const std::uint64_t needed = promised_[entry];
-  wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; }, node_);
+  wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; }, progress_);
   return base_[rank_] + entries_ * kFlagBytes + entry * kEntryBytes;
 }
 
@@ -205,7 +337,7 @@ const char* StagingRing::wait_for(int writer, int stage) {
   const int entry = stage % entries_;
   const std::uint64_t* flag = published(writer, entry);
   const std::uint64_t want = tag(stage);
-  wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; }, node_);
+  wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; }, progress_);
   return base_[writer] + entries_ * kFlagBytes + entry * kEntryBytes;
 }
 

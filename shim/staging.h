@@ -6,8 +6,10 @@
 // Made once per communicator, on the first call that runs a staged schedule (every rank
 // runs the same schedule at the same call, so every rank makes it there): MPI-3
 // MPI_Win_allocate_shared on each node's part of Canopy's private communicator, which
-// works alike on MPICH and Open MPI and needs no permissions beyond MPI's own. Steps name
-// peers by their rank in the communicator; the ring translates them to the window's.
+// works alike on MPICH and Open MPI and needs no permissions beyond MPI's own, or one
+// POSIX shared-memory segment per node (shm_open in /dev/shm, as both MPIs' own shared
+// memory), which needs no blocking collective. Steps name peers by their rank in the
+// communicator; the ring translates them to their part of the node's memory.
 // Each rank owns `entries` entries of kEntryBytes plus one cache line of flags per entry:
 //   published  the tag of the stage the entry holds (written last, with release order);
 //   acks       how many reads of the entry have finished, over the ring's life.
@@ -32,18 +34,21 @@
 
 namespace canopy::shim {
 
-// This rank's node within MPI_COMM_WORLD, found at MPI_Init (shim/runtime.h): the
-// ring's creation reads it instead of splitting each communicator again.
+// This rank's node within MPI_COMM_WORLD, found at MPI_Init (shim/runtime.h).
 struct WorldNode {
-  // MPI_COMM_WORLD's ranks on this node, in world order: kept from MPI_Init only where
-  // a node runs more ranks than it has cores (runtime.h); else null.
-  MPI_Comm comm = MPI_COMM_NULL;
   int leader = 0;  // world rank of the node's lowest rank: names the node
   int rank = 0;    // this rank's rank among the world's ranks on its node
-  // Whether the ring may duplicate `comm` for a communicator over all of MPI_COMM_WORLD
-  // (not under MPI_THREAD_MULTIPLE: two threads' duplications of one communicator could
-  // pair up differently on different ranks).
-  bool may_duplicate = false;
+};
+
+// Where a ring's memory comes from (CANOPY_SHM): MPI-3 MPI_Win_allocate_shared, POSIX
+// shared memory (shm_open), or auto: POSIX, and the window where that cannot be made.
+enum class RingMemory { Auto, Window, Posix };
+
+// CANOPY_FAULT's failures of the two kinds of memory (shm-unavailable: both;
+// shm-posix-unavailable: POSIX only).
+struct RingFaults {
+  bool window = false;
+  bool posix = false;
 };
 
 class StagingRing {
@@ -55,16 +60,15 @@ class StagingRing {
   // gets null and `why` (the same answer everywhere: the ranks agree on the outcome).
   // `node_of[r]` is the node the planner puts rank r on (a topology's labels); empty:
   // one node. Declines when ranks the planner puts on one node do not share memory
-  // (MPI_COMM_TYPE_SHARED), so no schedule reads memory it cannot reach. `fail` injects
-  // a failure (CANOPY_FAULT=shm-unavailable).
-  // Every collective it can make nonblocking waits politely (on an oversubscribed node
-  // MPICH's blocking ones busy-poll, tens of milliseconds each), and the node's
-  // communicator is a duplicate of `world`'s where there is one and `comm` spans
-  // MPI_COMM_WORLD, not a blocking split. MPI_Win_allocate_shared itself has no
-  // nonblocking form.
+  // (MPI_COMM_TYPE_SHARED), so no schedule reads memory it cannot reach. `memory` says
+  // where the memory may come from; `fail` injects failures (CANOPY_FAULT). Its own
+  // collectives are nonblocking and wait politely (on an oversubscribed node MPICH's
+  // blocking ones busy-poll, tens of milliseconds each); MPI_Win_allocate_shared and
+  // MPI_Comm_split_type have no nonblocking form, one reason auto prefers POSIX memory.
   static std::unique_ptr<StagingRing> create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
-                                             const WorldNode& world, bool fail, std::string& why);
-  ~StagingRing();  // MPI_Win_free: collective over the node, like the creation
+                                             const WorldNode& world, RingMemory memory, const RingFaults& fail,
+                                             std::string& why);
+  ~StagingRing();  // MPI_Win_free (collective over the node, like the creation) or munmap
   StagingRing(const StagingRing&) = delete;
   StagingRing& operator=(const StagingRing&) = delete;
 
@@ -73,9 +77,12 @@ class StagingRing {
   // The order in which rings were made in this process: MPI_Finalize frees them in it
   // (the frees are collective, so every rank must take them in one order).
   std::uint64_t sequence() const { return sequence_; }
-  // How long this rank spent in MPI_Win_allocate_shared making it (for the debug log:
-  // at 16 ranks the ring's creation is most of a first call's cost).
+  // How long this rank spent making the memory that worked (for the debug log: at 16
+  // ranks the ring's creation is most of a first call's cost), and which it is.
   double allocate_seconds() const { return allocate_seconds_; }
+  // "MPI_Win_allocate_shared", or "POSIX shared memory /canopy-<pid>-<n>" (a name already
+  // removed from /dev/shm once the ring exists).
+  std::string memory() const { return mapping_ ? "POSIX shared memory " + posix_name_ : "MPI_Win_allocate_shared"; }
 
   // A new call begins: its stages get new tags.
   void begin_call() { ++call_; }
@@ -95,16 +102,24 @@ class StagingRing {
 
  private:
   static constexpr std::int64_t kFlagBytes = 64;
+  struct Layout;
   StagingRing() = default;
+  // One try at the ring's memory, collective over `comm`; true on every rank or on none.
+  bool map_posix(MPI_Comm comm, const Layout& layout, std::int64_t part_bytes, bool fail, std::string& mine);
+  bool allocate_window(MPI_Comm comm, const Layout& layout, std::int64_t part, bool fail, std::string& mine);
   std::uint64_t tag(int stage) const { return (call_ << 24) + static_cast<std::uint64_t>(stage) + 1; }
   std::uint64_t* published(int rank, int entry) const;
   std::uint64_t* acks(int rank, int entry) const;
 
-  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Comm node_ = MPI_COMM_NULL;      // the window's communicator (owned)
+  MPI_Comm progress_ = MPI_COMM_NULL;  // probed while waiting: node_, or the ring's communicator
   MPI_Win win_ = MPI_WIN_NULL;
+  char* mapping_ = nullptr;  // POSIX memory: the node's segment
+  std::size_t mapping_bytes_ = 0;
+  std::string posix_name_;
   int rank_ = 0;
   int entries_ = 0;
-  std::vector<char*> base_;              // each rank's part of its node's window (null: another node)
+  std::vector<char*> base_;              // each rank's part of its node's memory (null: another node)
   std::vector<std::uint64_t> promised_;  // reads promised so far per own entry
   std::vector<char> scratch_;
   std::uint64_t call_ = 0;

@@ -223,9 +223,10 @@ TEST_CASE("settings: CANOPY_SHM", "[config]") {
   CHECK(parse_settings({{"CANOPY_SHM", "auto"}}).settings.shm == "auto");
   CHECK(parse_settings({{"CANOPY_SHM", "off"}}).settings.shm == "off");
   CHECK(parse_settings({{"CANOPY_SHM", "window"}}).settings.shm == "window");
+  CHECK(parse_settings({{"CANOPY_SHM", "posix"}}).settings.shm == "posix");
   const auto bad = parse_settings({{"CANOPY_SHM", "cma"}});
   REQUIRE(bad.errors.size() == 1);
-  CHECK(bad.errors[0] == "CANOPY_SHM='cma' is not valid (allowed: auto, window, off); no staging ring (as off)");
+  CHECK(bad.errors[0] == "CANOPY_SHM='cma' is not valid (allowed: auto, window, posix, off); no staging ring (as off)");
   CHECK(bad.settings.shm == "off");
   // It changes which schedules ranks plan, so ranks must agree on it.
   CHECK(canopy::config::fingerprint({{"CANOPY_SHM", "auto"}}) != canopy::config::fingerprint({}));

@@ -349,14 +349,48 @@ set_tests_properties("mpi preload: topology auto on one node logs none" PROPERTI
                      ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=auto" LABELS "mpi;preload" TIMEOUT 120)
 
 # The staging ring cannot be made (forced with CANOPY_FAULT=shm-unavailable): with
-# CANOPY_SHM=window rank 0 says so once per communicator, the call that found out runs
-# native MPI, later ones are planned without the ring, and every result is right.
-add_test(NAME "mpi preload: staging ring unavailable, calls fall back"
-         COMMAND ${expect} 1 8 "CANOPY_SHM=window: the node's staging ring .* cannot be made \\(CANOPY_FAULT=shm-unavailable\\)" --
-                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:reduce_matrix>)
-set_tests_properties("mpi preload: staging ring unavailable, calls fall back" PROPERTIES
-                     ENVIRONMENT "CANOPY_SHM=window;CANOPY_FAULT=shm-unavailable;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
-                     LABELS "mpi;preload" TIMEOUT 120)
+# CANOPY_SHM=window or posix rank 0 says so once per communicator, naming what failed,
+# the call that found out runs native MPI, later ones are planned without the ring, and
+# every result is right.
+foreach(case "window|MPI_Win_allocate_shared refused" "posix|shm_open refused")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 memory)
+  list(GET parts 1 failed)
+  set(name "mpi preload: staging ring unavailable (${memory}), calls fall back")
+  add_test(NAME "${name}"
+           COMMAND ${expect} 1 8 "CANOPY_SHM=${memory}: the node's staging ring .* cannot be made \\(${failed} \\(CANOPY_FAULT\\)\\)" --
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:reduce_matrix>)
+  set_tests_properties("${name}" PROPERTIES
+                       ENVIRONMENT "CANOPY_SHM=${memory};CANOPY_FAULT=shm-unavailable;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
+                       LABELS "mpi;preload" TIMEOUT 120)
+endforeach()
+
+# Where the ring's memory comes from: auto takes POSIX shared memory and removes its
+# name from /dev/shm once every rank has mapped it (posix_segment.sh checks that the
+# names the debug lines give are gone after the run); where POSIX memory cannot be made
+# (CANOPY_FAULT=shm-posix-unavailable) auto makes the ring from MPI_Win_allocate_shared
+# instead, and CANOPY_SHM=window always does. reduce_matrix and bcast_matrix check
+# every result through the staged algorithms.
+foreach(prog reduce_matrix bcast_matrix)
+  add_test(NAME "mpi preload: staging ring in POSIX shared memory, name removed: ${prog} np3"
+           COMMAND bash ${shim_tests}/posix_segment.sh
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:${prog}>)
+  set_tests_properties("mpi preload: staging ring in POSIX shared memory, name removed: ${prog} np3" PROPERTIES
+                       ENVIRONMENT "CANOPY_LOG_LEVEL=debug;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
+                       LABELS "mpi;preload" TIMEOUT 120)
+  foreach(case "auto falls back to the window|CANOPY_FAULT=shm-posix-unavailable" "window|CANOPY_SHM=window")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 title)
+    list(GET parts 1 setting)
+    set(name "mpi preload: staging ring from MPI_Win_allocate_shared, ${title}: ${prog} np3")
+    add_test(NAME "${name}"
+             COMMAND ${expect} 1 1 "staging ring made for a communicator of 3 ranks: .*\\(MPI_Win_allocate_shared: " --
+                     ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:${prog}>)
+    set_tests_properties("${name}" PROPERTIES
+                         ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${setting};CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
+                         LABELS "mpi;preload" TIMEOUT 120)
+  endforeach()
+endforeach()
 
 # Several nodes named by a topology file: hierarchical's node levels stage through a
 # ring on each node (8 entries per rank: the largest node holds 2 ranks), and results
