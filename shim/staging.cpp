@@ -65,6 +65,24 @@ bool everywhere(int mine, MPI_Comm comm) {
 
 std::string system_error(const std::string& what, int error) { return what + " failed: " + std::strerror(error); }
 
+// Makes the pages of [at, at + bytes) of the segment behind `fd` (from `offset`) exist
+// now, so that a full /dev/shm fails here and not with SIGBUS at a later touch: each
+// rank its own part, at once (MADV_POPULATE_WRITE, Linux 5.14: faults run in parallel
+// on each rank's core, and the pages land near it), or with posix_fallocate where the
+// kernel lacks it (one file's fallocates take turns). One process, 32 MiB on this
+// machine: fallocate 9-11 ms, populate 28-29 ms by one process and 16-19 by two.
+int populate(int fd, char* at, std::int64_t offset, std::int64_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(at, static_cast<std::size_t>(bytes), MADV_POPULATE_WRITE) == 0) return 0;
+  if (errno != EINVAL) return errno;
+#else
+  (void)at;
+#endif
+  return posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+}
+
+std::atomic<int> attempts{0};  // rings this process has tried to make (names POSIX segments)
+
 }  // namespace
 
 // Where every rank of `comm` lives: its node (the world rank of the node's lowest rank)
@@ -82,12 +100,6 @@ struct StagingRing::Layout {
     return rank;
   }
 };
-
-namespace {
-
-std::atomic<int> attempts{0};  // rings this process has tried to make (names POSIX segments)
-
-}  // namespace
 
 std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
                                                  const WorldNode& world, RingMemory memory, const RingFaults& fail,
@@ -163,22 +175,6 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
   return nullptr;
 }
 
-namespace {
-
-// Makes the pages of [at, at + bytes) of the segment behind `fd` (from `offset`) exist
-// now, so that a full /dev/shm fails here and not with SIGBUS at a later touch: each
-// rank its own part, at once (MADV_POPULATE_WRITE, Linux 5.14: faults run in parallel
-// on each rank's core, and the pages land near it), or with posix_fallocate where the
-// kernel lacks it (one file's fallocates take turns). One process, 32 MiB on this
-// machine: fallocate 9-11 ms, populate 28-29 ms by one process and 16-19 by two.
-int populate(int fd, char* at, std::int64_t offset, std::int64_t bytes) {
-  if (madvise(at, static_cast<std::size_t>(bytes), MADV_POPULATE_WRITE) == 0) return 0;
-  if (errno != EINVAL) return errno;
-  return posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(bytes));
-}
-
-}  // namespace
-
 // POSIX shared memory: the node's first rank creates one segment for its node's ranks
 // (shm_open, sized with ftruncate), every rank maps it and makes its own part's pages
 // exist (populate), and once every rank has done so the name is removed, so nothing is
@@ -229,7 +225,10 @@ bool StagingRing::map_posix(MPI_Comm comm, const Layout& layout, std::int64_t pa
       const std::int64_t own = static_cast<std::int64_t>(layout.local[layout.rank]) * part;
       if (const int e = populate(fd, at + own, own, part); e != 0) {
         ok = 0;
-        mine = system_error("making " + std::to_string(part) + " bytes of " + name + " (/dev/shm full?)", e);
+        // MADV_POPULATE_WRITE says EFAULT (or ENOMEM) where tmpfs has no pages left.
+        const bool no_room = e == EFAULT || e == ENOMEM || e == ENOSPC;
+        mine = no_room ? "no room for " + std::to_string(part) + " bytes of " + name + " in /dev/shm"
+                       : system_error("making " + std::to_string(part) + " bytes of " + name + " exist", e);
       }
     }
     close(fd);
