@@ -348,6 +348,9 @@ add_test(NAME "mpi preload: topology auto on one node logs none"
 set_tests_properties("mpi preload: topology auto on one node logs none" PROPERTIES
                      ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_TOPOLOGY=auto" LABELS "mpi;preload" TIMEOUT 120)
 
+# The staged algorithms forced, and Canopy required to take the calls.
+set(staged_env "CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1")
+
 # The staging ring cannot be made (forced with CANOPY_FAULT=shm-unavailable): with
 # CANOPY_SHM=window or posix rank 0 says so once per communicator, naming what failed,
 # the call that found out runs native MPI, later ones are planned without the ring, and
@@ -361,7 +364,7 @@ foreach(case "window|MPI_Win_allocate_shared refused" "posix|shm_open refused")
            COMMAND ${expect} 1 8 "CANOPY_SHM=${memory}: the node's staging ring .* cannot be made \\(${failed} \\(CANOPY_FAULT\\)\\)" --
                    ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:reduce_matrix>)
   set_tests_properties("${name}" PROPERTIES
-                       ENVIRONMENT "CANOPY_SHM=${memory};CANOPY_FAULT=shm-unavailable;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
+                       ENVIRONMENT "CANOPY_SHM=${memory};CANOPY_FAULT=shm-unavailable;${staged_env}"
                        LABELS "mpi;preload" TIMEOUT 120)
 endforeach()
 
@@ -376,7 +379,7 @@ foreach(prog reduce_matrix bcast_matrix)
            COMMAND bash ${shim_tests}/posix_segment.sh
                    ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:${prog}>)
   set_tests_properties("mpi preload: staging ring in POSIX shared memory, name removed: ${prog} np3" PROPERTIES
-                       ENVIRONMENT "CANOPY_LOG_LEVEL=debug;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
+                       ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${staged_env}"
                        LABELS "mpi;preload" TIMEOUT 120)
   foreach(case "auto falls back to the window|CANOPY_FAULT=shm-posix-unavailable" "window|CANOPY_SHM=window")
     string(REPLACE "|" ";" parts "${case}")
@@ -387,7 +390,7 @@ foreach(prog reduce_matrix bcast_matrix)
              COMMAND ${expect} 1 1 "staging ring made for a communicator of 3 ranks: .*\\(MPI_Win_allocate_shared: " --
                      ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:${prog}>)
     set_tests_properties("${name}" PROPERTIES
-                         ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${setting};CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPYTEST_EXPECT_INTERCEPT=1"
+                         ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${setting};${staged_env}"
                          LABELS "mpi;preload" TIMEOUT 120)
   endforeach()
 endforeach()
