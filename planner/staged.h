@@ -57,7 +57,7 @@ inline bool staging_spans_problem(const Problem& problem) {
 
 // Whether the ranks that `planned` puts on one node (a topology's node labels; empty:
 // all ranks) share memory, where `physical[r]` names the node rank r's memory is on
-// (MPI_COMM_TYPE_SHARED): empty when they do, else which two ranks do not. The shim
+// (the shim's nodes, found at MPI_Init): empty when they do, else which two ranks do not. The shim
 // checks it before it makes a ring, so that no schedule reads memory it cannot reach.
 std::string planned_nodes_share_memory(const std::vector<int>& planned, const std::vector<int>& physical);
 

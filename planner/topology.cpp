@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 #include "planner/problem.h"
 
@@ -137,6 +138,31 @@ std::vector<int> number_packages(const std::vector<int>& node, const std::vector
   std::vector<int> out;
   for (std::size_t r = 0; r < node.size(); ++r)
     out.push_back(index.emplace(std::make_pair(node[r], within_node[r]), static_cast<int>(index.size())).first->second);
+  return out;
+}
+
+NodeMap map_nodes(const std::vector<std::uint64_t>& name, const std::vector<long>& cores, int me) {
+  const int p = static_cast<int>(name.size());
+  if (cores.size() != name.size() || me < 0 || me >= p)
+    throw PlanError("node map: " + std::to_string(name.size()) + " names, " + std::to_string(cores.size()) +
+                    " core counts, rank " + std::to_string(me));
+  struct Node {
+    int first = 0;
+    int ranks = 0;
+  };
+  std::unordered_map<std::uint64_t, Node> nodes;
+  NodeMap out;
+  for (int r = 0; r < p; ++r) {
+    Node& n = nodes.try_emplace(name[r], Node{r, 0}).first->second;
+    if (r == me) out.local_rank = n.ranks;
+    ++n.ranks;
+  }
+  out.leader = nodes.at(name[me]).first;
+  out.local_size = nodes.at(name[me]).ranks;
+  out.nodes = static_cast<int>(nodes.size());
+  for (const auto& [key, n] : nodes) out.max_ranks_per_node = std::max(out.max_ranks_per_node, n.ranks);
+  for (int r = 0; r < p && !out.oversubscribed; ++r)
+    out.oversubscribed = cores[r] > 0 && nodes.at(name[r]).ranks > cores[r];
   return out;
 }
 

@@ -94,6 +94,21 @@ std::vector<int> package_labels(const std::vector<int>& node, const std::vector<
 CostModel package_link_from_times(const CostModel& base, double within_small, double within_large,
                                   double across_small, double across_large);
 
+// Which of MPI_COMM_WORLD's ranks share a node, seen from rank `me`, given each rank's
+// node name (equal names, one node: the shim's hash of MPI_Get_processor_name, or its
+// node's lowest world rank) and its node's online cores (0: unknown). What the shim
+// learns at MPI_Init from one gather. Throws PlanError on lists of different lengths
+// or `me` outside them.
+struct NodeMap {
+  int leader = 0;      // world rank of the lowest rank on `me`'s node
+  int local_rank = 0;  // `me`'s rank among its node's ranks, in world order
+  int local_size = 1;  // ranks on `me`'s node
+  int nodes = 1;
+  int max_ranks_per_node = 1;
+  bool oversubscribed = false;  // some node runs more ranks than it has cores
+};
+NodeMap map_nodes(const std::vector<std::uint64_t>& name, const std::vector<long>& cores, int me);
+
 // Every rank its own node in one cluster with link `link`, slowdowns as given: the
 // heterogeneous cluster of 002 (Liu & Wang), where only the senders' speeds differ.
 Topology slowdown_topology(const CostModel& link, std::vector<double> slowdown);

@@ -275,7 +275,7 @@ bool CommState::staging_offered() const {
   const Runtime& rt = runtime();
   // One node by the world topology when there is one (a file may describe sites the
   // test bed emulates on one machine: its nodes are what the planner plans for), else
-  // by MPI_COMM_TYPE_SHARED at MPI_Init: all of MPI_COMM_WORLD on one node. Several
+  // by the nodes found at MPI_Init: all of MPI_COMM_WORLD on one node. Several
   // nodes and no topology: no ring is offered rather than guessed.
   // Several nodes by the topology: a ring on each, for the node levels of hierarchical
   // schedules, where no node holds more ranks than a ring is offered to.

@@ -2,10 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "planner/describe.h"
+#include "planner/topology.h"
 #include "shim/comm_state.h"
 #include "shim/executor.h"
 #include "shim/model_probe.h"
@@ -33,42 +39,100 @@ std::shared_ptr<spdlog::logger> make_logger(int world_rank, const std::string& l
 // Ranks that read different CANOPY_* settings would plan different message patterns
 // and deadlock: compare a fingerprint once, and switch Canopy off everywhere if any
 // rank differs.
+// Nonblocking and polite, like every collective of Canopy's MPI_Init: whether ranks
+// outnumber cores is not known yet, and where they do MPICH's blocking collectives
+// busy-poll (16-40 ms for this one at 8 ranks on 2 cores).
 bool settings_agree(std::uint64_t mine) {
   std::uint64_t both[2] = {mine, ~mine};
   std::uint64_t max[2] = {0, 0};
-  if (PMPI_Allreduce(both, max, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return false;
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (PMPI_Iallreduce(both, max, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD, &request) != MPI_SUCCESS ||
+      wait_politely(&request) != MPI_SUCCESS)
+    return false;
   return max[0] == mine && max[1] == ~mine;  // the maximum of x and of ~x are both ours only if all equal
+}
+
+// Every rank's node name and online cores, gathered politely over MPI_COMM_WORLD, and
+// the nodes they make seen from this rank. Where the gather fails every rank is a node
+// of its own (as where a node cannot be found), so nothing is shared.
+planner::NodeMap gather_nodes(std::uint64_t name, long cores_here, int world_rank) {
+  int size = 1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::uint64_t mine[2] = {name, static_cast<std::uint64_t>(std::max(cores_here, 0L))};
+  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(size));
+  std::vector<std::uint64_t> names(size);
+  std::vector<long> cores(size, 0);
+  for (int r = 0; r < size; ++r) names[r] = static_cast<std::uint64_t>(r);
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (PMPI_Iallgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD, &request) == MPI_SUCCESS &&
+      wait_politely(&request) == MPI_SUCCESS) {
+    for (int r = 0; r < size; ++r) {
+      names[r] = all[2 * r];
+      cores[r] = static_cast<long>(all[2 * r + 1]);
+    }
+  }
+  return planner::map_nodes(names, cores, world_rank);
+}
+
+// This rank's rank and the ranks on its node as its launcher placed them (MPICH's
+// Hydra: MPI_LOCALRANKID, MPI_LOCALNRANKS; Open MPI: OMPI_COMM_WORLD_LOCAL_RANK and
+// _SIZE); false where neither says.
+bool launcher_placement(int& rank, int& size) {
+  for (const auto& [r, n] : {std::pair{"MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+                             std::pair{"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"}}) {
+    const char* a = std::getenv(r);
+    const char* b = std::getenv(n);
+    if (a && b) {
+      rank = std::atoi(a);
+      size = std::atoi(b);
+      return size > 0;
+    }
+  }
+  return false;
 }
 
 // The node structure of MPI_COMM_WORLD, and whether any node runs more ranks than it
 // has online cores. MPICH busy-polls while it waits, so there its collectives starve
 // the ranks they wait for; its first calls are still fast (shared-memory cells not yet
 // full), so trials would mislead auto.
+// Nodes are the ranks with one processor name (MPI_Get_processor_name, hashed; one
+// polite gather, planner::map_nodes) where every rank's launcher placed it so (same
+// local rank and size). Elsewhere (no such placement, or a launcher that made several
+// nodes of one host, as the emulated test bed's network namespaces do) MPI's own
+// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): that blocks, 240 ms of Canopy's 315-380 ms
+// in MPI_Init at 8 ranks on 2 cores, so it is the fallback.
 void discover_nodes(Runtime& rt) {
-  MPI_Comm node = MPI_COMM_NULL;
-  int local = 1, local_rank = 0;
-  rt.node_leader = rt.world_rank;
-  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-    PMPI_Comm_size(node, &local);
-    PMPI_Comm_rank(node, &local_rank);
-    // Key 0 keeps world order: the node's rank 0 is its lowest world rank. For
-    // CANOPY_TOPOLOGY, which would otherwise split again (busy-polling, slow when
-    // oversubscribed); nonblocking and polite for the same reason.
-    MPI_Request request;
-    PMPI_Ibcast(&rt.node_leader, 1, MPI_INT, 0, node, &request);
-    wait_politely(&request);
-    rt.node_rank = local_rank;
-    PMPI_Comm_free(&node);
-  }
   rt.cores_per_node = sysconf(_SC_NPROCESSORS_ONLN);
-  // {oversubscribed, ranks on this node, node leader} summed or maximised in one call.
-  int mine[3] = {rt.cores_per_node > 0 && local > rt.cores_per_node ? 1 : 0, local, local_rank == 0 ? 1 : 0};
-  int max[2] = {0, 1}, leaders = 1;
-  PMPI_Allreduce(mine, max, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  PMPI_Allreduce(&mine[2], &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  rt.oversubscribed = max[0] != 0;
-  rt.max_ranks_per_node = max[1];
-  rt.nodes = leaders;
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  PMPI_Get_processor_name(name, &length);
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (int i = 0; i < length; ++i) hash = (hash ^ static_cast<unsigned char>(name[i])) * 1099511628211ull;
+  planner::NodeMap map = gather_nodes(hash, rt.cores_per_node, rt.world_rank);
+  int placed_rank = -1, placed_size = 0;
+  int agrees = launcher_placement(placed_rank, placed_size) && placed_rank == map.local_rank &&
+               placed_size == map.local_size;
+  int all_agree = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (PMPI_Iallreduce(&agrees, &all_agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request) != MPI_SUCCESS ||
+      wait_politely(&request) != MPI_SUCCESS)
+    all_agree = 0;
+  if (!all_agree) {
+    MPI_Comm node = MPI_COMM_NULL;
+    int leader = rt.world_rank;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      // Key 0 keeps world order: the node's rank 0 is its lowest world rank.
+      PMPI_Ibcast(&leader, 1, MPI_INT, 0, node, &request);
+      wait_politely(&request);
+      PMPI_Comm_free(&node);
+    }
+    map = gather_nodes(static_cast<std::uint64_t>(leader), rt.cores_per_node, rt.world_rank);
+  }
+  rt.node_leader = map.leader;
+  rt.node_rank = map.local_rank;
+  rt.oversubscribed = map.oversubscribed;
+  rt.max_ranks_per_node = map.max_ranks_per_node;
+  rt.nodes = map.nodes;
 }
 
 // CANOPY_TOPOLOGY (collective, after the model: links take its reduction and copy

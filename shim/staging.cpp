@@ -257,8 +257,26 @@ bool StagingRing::allocate_window(MPI_Comm comm, const Layout& layout, std::int6
   const int world_rank_on_node = layout.local[layout.rank];
   if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, world_rank_on_node, MPI_INFO_NULL, &node) != MPI_SUCCESS)
     node = MPI_COMM_NULL;
-  if (!everywhere(node != MPI_COMM_NULL, comm)) {
-    mine = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
+  // MPI's node must be the one Canopy found at MPI_Init (runtime.cpp), by which the
+  // window's parts are translated: every rank of MPI's node is on this rank's node, and
+  // as many ranks share it.
+  int node_size = 0, node_rank = -1;
+  bool same = false;
+  if (node != MPI_COMM_NULL) {
+    PMPI_Comm_size(node, &node_size);
+    PMPI_Comm_rank(node, &node_rank);
+    const int id = layout.node[layout.rank];
+    int ids[2] = {id, -id}, widest[2] = {0, 0};  // the largest id and minus the smallest
+    MPI_Request request = MPI_REQUEST_NULL;
+    const bool agreed = PMPI_Iallreduce(ids, widest, 2, MPI_INT, MPI_MAX, node, &request) == MPI_SUCCESS &&
+                        wait_politely(&request) == MPI_SUCCESS;
+    same = agreed && widest[0] == id && -widest[1] == id && node_size == layout.node_size() &&
+           node_rank == layout.local[layout.rank];
+  }
+  if (!everywhere(node != MPI_COMM_NULL && same, comm)) {
+    mine = node == MPI_COMM_NULL ? "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed"
+           : same                ? "another rank's MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed or disagreed"
+                                 : "MPI_COMM_TYPE_SHARED groups the ranks otherwise than Canopy's nodes";
     if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
     return false;
   }

@@ -59,8 +59,10 @@ class StagingRing {
   // Collective over `comm`: every rank gets a ring of `entries` entries, or every rank
   // gets null and `why` (the same answer everywhere: the ranks agree on the outcome).
   // `node_of[r]` is the node the planner puts rank r on (a topology's labels); empty:
-  // one node. Declines when ranks the planner puts on one node do not share memory
-  // (MPI_COMM_TYPE_SHARED), so no schedule reads memory it cannot reach. `memory` says
+  // one node. Declines when ranks the planner puts on one node do not share memory (by
+  // the nodes found at MPI_Init: `world`), so no schedule reads memory it cannot reach;
+  // and where the memory cannot be shared after all (a segment one rank cannot open, a
+  // window whose MPI_COMM_TYPE_SHARED node differs from those nodes). `memory` says
   // where the memory may come from; `fail` injects failures (CANOPY_FAULT). Its own
   // collectives are nonblocking and wait politely (on an oversubscribed node MPICH's
   // blocking ones busy-poll, tens of milliseconds each); MPI_Win_allocate_shared and

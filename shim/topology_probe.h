@@ -1,7 +1,7 @@
 // CANOPY_TOPOLOGY: the network under MPI_COMM_WORLD, found once at MPI_Init, after
 // the ranks agreed on their settings (004_*.txt, Steffenel, section 4.1).
 //
-//  - nodes: MPI_COMM_TYPE_SHARED (each rank's node leader, gathered to all), numbered
+//  - nodes: as found at MPI_Init (runtime.cpp; each rank's node leader, gathered to all), numbered
 //    in order of first world rank;
 //  - inside a node: hwloc's package and NUMA node of each rank's binding (NUMA for the
 //    log). Where every rank is bound inside one package and some node holds ranks of
@@ -47,7 +47,7 @@ struct TopologyProbe {
 // several packages, or with a file. Returns at once, communicating nothing, for none
 // and for auto on one node of one package. `base`
 // gives the links their reduction and copy costs; `node_leader` is the world rank of
-// the lowest rank on this rank's node (MPI_COMM_TYPE_SHARED).
+// the lowest rank on this rank's node (as found at MPI_Init, runtime.cpp).
 TopologyProbe probe_topology(const config::Settings& settings, const planner::CostModel& base, int nodes,
                              int node_leader);
 

@@ -484,3 +484,41 @@ TEST_CASE("Topology: the link between packages is the node's model scaled by the
   CHECK(scaled.alpha == plogp.alpha);
   CHECK(scaled.gap_at(65536) == Approx(24e-6));
 }
+
+TEST_CASE("Topology: map_nodes groups ranks by node name, in world order, and finds oversubscription", "[topology]") {
+  using canopy::planner::map_nodes;
+  // Names 7 and 9 interleaved: ranks 0, 2, 3 on one node, 1 and 4 on the other.
+  const std::vector<std::uint64_t> name{7, 9, 7, 7, 9};
+  const std::vector<long> cores{4, 4, 4, 4, 4};
+  const auto m3 = map_nodes(name, cores, 3);
+  CHECK(m3.leader == 0);
+  CHECK(m3.local_rank == 2);
+  CHECK(m3.local_size == 3);
+  CHECK(m3.nodes == 2);
+  CHECK(m3.max_ranks_per_node == 3);
+  CHECK_FALSE(m3.oversubscribed);
+  const auto m4 = map_nodes(name, cores, 4);
+  CHECK(m4.leader == 1);
+  CHECK(m4.local_rank == 1);
+  CHECK(m4.local_size == 2);
+  // Every rank computes the same nodes, oversubscription and largest node.
+  for (int me = 0; me < 5; ++me) {
+    const auto m = map_nodes(name, cores, me);
+    CHECK(m.nodes == 2);
+    CHECK(m.max_ranks_per_node == 3);
+    CHECK(m.leader == (name[me] == 7 ? 0 : 1));
+  }
+  // Three ranks on a node whose ranks report 2 cores: oversubscribed, seen from every
+  // rank, also from the other node; 0 cores (unknown) never counts.
+  const std::vector<long> small{2, 4, 2, 2, 4};
+  for (int me = 0; me < 5; ++me) CHECK(map_nodes(name, small, me).oversubscribed);
+  CHECK_FALSE(map_nodes(name, std::vector<long>(5, 0), 0).oversubscribed);
+  // Distinct names: every rank its own node.
+  const auto alone = map_nodes({0, 1, 2}, {1, 1, 1}, 2);
+  CHECK(alone.leader == 2);
+  CHECK(alone.local_rank == 0);
+  CHECK(alone.nodes == 3);
+  CHECK(alone.max_ranks_per_node == 1);
+  CHECK_THROWS_AS(map_nodes({1, 2}, {1}, 0), canopy::planner::PlanError);
+  CHECK_THROWS_AS(map_nodes({1, 2}, {1, 1}, 2), canopy::planner::PlanError);
+}
