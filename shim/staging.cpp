@@ -26,7 +26,8 @@ constexpr int kSpinsBeforeYield = 4096;
 // oversubscribed node's ranks give their core to the rank they wait for.
 //
 // Once it yields, every check also drives MPI's progress engine (an MPI_Iprobe on the
-// ring's own communicator, where no message is ever sent). A rank waiting here may owe
+// window's node communicator, where no message is ever sent, or for POSIX memory on
+// the communicator the ring serves: a probe receives nothing). A rank waiting here may owe
 // MPI progress to a rank that it waits for: a large message of the previous call, sent
 // to this rank by rendezvous, completes at its sender only after this rank's MPI
 // acknowledges it, and that sender must finish the send before it reads this rank's
