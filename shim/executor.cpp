@@ -26,6 +26,18 @@ int wait_politely(MPI_Request* request, MPI_Status* status) {
   }
 }
 
+int allreduce_politely(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int err = PMPI_Iallreduce(in, out, count, type, op, comm, &request);
+  return err != MPI_SUCCESS ? err : wait_politely(&request);
+}
+
+int allgather_politely(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int err = PMPI_Iallgather(in, count, type, out, count, type, comm, &request);
+  return err != MPI_SUCCESS ? err : wait_politely(&request);
+}
+
 namespace {
 
 // fetch_reduce_input's blocks: a third of the L1 data cache of the machines measured

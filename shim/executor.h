@@ -63,4 +63,10 @@ int execute(const planner::Schedule& schedule, const std::vector<planner::Segmen
 // Waits for a request without spinning a core flat out; `status` as PMPI_Test's.
 int wait_politely(MPI_Request* request, MPI_Status* status = MPI_STATUS_IGNORE);
 
+// MPI_Allreduce and MPI_Allgather for Canopy's own agreements: the nonblocking forms,
+// waited for with wait_politely (where ranks outnumber cores MPICH's blocking
+// collectives busy-poll and starve the ranks they wait for). MPI_SUCCESS or the error.
+int allreduce_politely(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int allgather_politely(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm);
+
 }  // namespace canopy::shim

@@ -45,10 +45,7 @@ std::shared_ptr<spdlog::logger> make_logger(int world_rank, const std::string& l
 bool settings_agree(std::uint64_t mine) {
   std::uint64_t both[2] = {mine, ~mine};
   std::uint64_t max[2] = {0, 0};
-  MPI_Request request = MPI_REQUEST_NULL;
-  if (PMPI_Iallreduce(both, max, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD, &request) != MPI_SUCCESS ||
-      wait_politely(&request) != MPI_SUCCESS)
-    return false;
+  if (allreduce_politely(both, max, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return false;
   return max[0] == mine && max[1] == ~mine;  // the maximum of x and of ~x are both ours only if all equal
 }
 
@@ -63,9 +60,7 @@ planner::NodeMap gather_nodes(std::uint64_t name, long cores_here, int world_ran
   std::vector<std::uint64_t> names(size);
   std::vector<long> cores(size, 0);
   for (int r = 0; r < size; ++r) names[r] = static_cast<std::uint64_t>(r);
-  MPI_Request request = MPI_REQUEST_NULL;
-  if (PMPI_Iallgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD, &request) == MPI_SUCCESS &&
-      wait_politely(&request) == MPI_SUCCESS) {
+  if (allgather_politely(mine, 2, MPI_UINT64_T, all.data(), MPI_COMM_WORLD) == MPI_SUCCESS) {
     for (int r = 0; r < size; ++r) {
       names[r] = all[2 * r];
       cores[r] = static_cast<long>(all[2 * r + 1]);
@@ -113,15 +108,13 @@ void discover_nodes(Runtime& rt) {
   int agrees = launcher_placement(placed_rank, placed_size) && placed_rank == map.local_rank &&
                placed_size == map.local_size;
   int all_agree = 0;
-  MPI_Request request = MPI_REQUEST_NULL;
-  if (PMPI_Iallreduce(&agrees, &all_agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request) != MPI_SUCCESS ||
-      wait_politely(&request) != MPI_SUCCESS)
-    all_agree = 0;
+  if (allreduce_politely(&agrees, &all_agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) all_agree = 0;
   if (!all_agree) {
     MPI_Comm node = MPI_COMM_NULL;
     int leader = rt.world_rank;
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
       // Key 0 keeps world order: the node's rank 0 is its lowest world rank.
+      MPI_Request request = MPI_REQUEST_NULL;
       PMPI_Ibcast(&leader, 1, MPI_INT, 0, node, &request);
       wait_politely(&request);
       PMPI_Comm_free(&node);

@@ -52,16 +52,12 @@ bool gather_ints(const int* mine, int n, std::vector<int>& all, MPI_Comm comm) {
   int size = 0;
   PMPI_Comm_size(comm, &size);
   all.assign(static_cast<std::size_t>(n) * size, 0);
-  MPI_Request request = MPI_REQUEST_NULL;
-  return PMPI_Iallgather(mine, n, MPI_INT, all.data(), n, MPI_INT, comm, &request) == MPI_SUCCESS &&
-         wait_politely(&request) == MPI_SUCCESS;
+  return allgather_politely(mine, n, MPI_INT, all.data(), comm) == MPI_SUCCESS;
 }
 
 bool everywhere(int mine, MPI_Comm comm) {
   int all = 0;
-  MPI_Request request = MPI_REQUEST_NULL;
-  return PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, &request) == MPI_SUCCESS &&
-         wait_politely(&request) == MPI_SUCCESS && all;
+  return allreduce_politely(&mine, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all;
 }
 
 std::string system_error(const std::string& what, int error) { return what + " failed: " + std::strerror(error); }
@@ -268,9 +264,7 @@ bool StagingRing::allocate_window(MPI_Comm comm, const Layout& layout, std::int6
     PMPI_Comm_rank(node, &node_rank);
     const int id = layout.node[layout.rank];
     int ids[2] = {id, -id}, widest[2] = {0, 0};  // the largest id and minus the smallest
-    MPI_Request request = MPI_REQUEST_NULL;
-    const bool agreed = PMPI_Iallreduce(ids, widest, 2, MPI_INT, MPI_MAX, node, &request) == MPI_SUCCESS &&
-                        wait_politely(&request) == MPI_SUCCESS;
+    const bool agreed = allreduce_politely(ids, widest, 2, MPI_INT, MPI_MAX, node) == MPI_SUCCESS;
     same = agreed && widest[0] == id && -widest[1] == id && node_size == layout.node_size() &&
            node_rank == layout.local[layout.rank];
   }
