@@ -206,11 +206,16 @@ std::vector<Plan> plan_groups(const Problem& problem, const Hierarchy& h) {
   return plans;
 }
 
+std::string topology_aware_declines(const Problem& problem) {
+  if (!problem.topology) return "needs a topology (none is known)";
+  if (problem.collective == Collective::Reduce && !problem.commutative)
+    return "combines operands group by group, not in rank order: commutative ops only";
+  return {};
+}
+
 void decline_unless_topology_aware_fits(const Problem& problem, const std::string& algorithm) {
   check_problem(problem);
-  if (!problem.topology) throw PlanError(algorithm + " needs a topology (none is known)");
-  if (problem.collective == Collective::Reduce && !problem.commutative)
-    throw PlanError(algorithm + " combines operands group by group, not in rank order: commutative ops only");
+  if (const std::string why = topology_aware_declines(problem); !why.empty()) throw PlanError(algorithm + " " + why);
 }
 
 // ---- Composition ------------------------------------------------------------------

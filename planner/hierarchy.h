@@ -103,6 +103,10 @@ std::vector<Plan> plan_groups(const Problem& problem, const Hierarchy& h);
 //    round-robin), so rather than keep a rank-ordered variant for the lucky layouts we
 //    leave those reduces to the rank-ordered homogeneous algorithms.
 void decline_unless_topology_aware_fits(const Problem& problem, const std::string& algorithm);
+// The same check without an exception: why every topology-aware algorithm declines
+// `problem`, or empty. The selector asks it once per algorithm, before pricing any
+// segment size: an exception per size and algorithm was most of a 2-rank plan's time.
+std::string topology_aware_declines(const Problem& problem);
 
 // One schedule over all of problem's ranks from the upper schedule (over the leaders)
 // and one lower schedule per group (lower[g] is ignored for a group of one rank: it

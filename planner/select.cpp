@@ -75,15 +75,27 @@ std::int64_t estimated_steps(const Algorithm& a, const Problem& q) {
   return 4 * p * std::min<std::int64_t>(segments, kMaxSegments);
 }
 
+// Why `a` declines `q` whatever its segment size, or empty: what every topology-aware
+// algorithm declines, and a staged one without a ring over all the ranks. Asked before
+// anything is built or priced, and without an exception: 2 ranks, one communicator's
+// first 64 KiB reduce and bcast threw 152 of them (about 2.5 us each, most of the
+// planning time), almost all of these declines, once per segment size.
+std::string declines(const Algorithm& a, const Problem& q) {
+  if (a.topology_aware)
+    if (std::string why = topology_aware_declines(q); !why.empty()) return std::string(a.name) + " " + why;
+  if (a.staged && !staging_spans_problem(q))
+    return std::string(a.name) + ": it needs a staging ring over all its ranks (one node, CANOPY_SHM not off)";
+  return {};
+}
+
 // One candidate's price, the cheapest way that is exact, else an estimate (select.h);
 // false when it cannot be priced (then `why` says why).
 bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::string& why) {
+  if (std::string declined = declines(a, q); !declined.empty()) {
+    why = std::move(declined);
+    return false;
+  }
   try {
-    // What every topology-aware algorithm declines, it declines before anything is
-    // built (and whatever the schedule's size would be).
-    if (a.topology_aware) decline_unless_topology_aware_fits(q, std::string(a.name));
-    if (a.staged && !staging_spans_problem(q))
-      throw PlanError("it needs a staging ring over all its ranks (one node, CANOPY_SHM not off)");
     if (a.price) {
       out = a.price(q);
       if (out.exact) return true;
@@ -140,6 +152,10 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
   std::string last_error = "no candidate";
   const std::int64_t bytes = problem.bytes();
   for (const Algorithm* a : algos) {
+    if (std::string why = declines(*a, problem); !why.empty()) {
+      last_error = std::move(why);
+      continue;
+    }
     bool found = false;
     Choice best;
     std::vector<std::int64_t> priced;  // segment sizes as the algorithm cuts them
