@@ -58,13 +58,10 @@ CommState::CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size,
 
 namespace {
 
-// The world topology seen from `comm`: its ranks' world ranks (a local group
-// translation, the same on every rank), renumbered in communicator order. Null when
-// there is no world topology, or the ranks share one node and one package and send at
-// one speed (messages in a node follow the base model).
-std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
-  const auto& world = runtime().topology;
-  if (!world) return nullptr;
+// The MPI_COMM_WORLD rank of each rank of `comm`, in communicator order (a local group
+// translation, the same on every rank); empty when one is a process from outside
+// MPI_COMM_WORLD.
+std::vector<int> world_ranks_of(MPI_Comm comm, int size) {
   MPI_Group group = MPI_GROUP_NULL, world_group = MPI_GROUP_NULL;
   PMPI_Comm_group(comm, &group);
   PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
@@ -74,7 +71,20 @@ std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
   PMPI_Group_free(&group);
   PMPI_Group_free(&world_group);
   for (int w : world_ranks)
-    if (w < 0 || w >= world->nranks()) return nullptr;  // a process from outside MPI_COMM_WORLD
+    if (w < 0) return {};
+  return world_ranks;
+}
+
+// The world topology seen from `comm`: its ranks' world ranks, renumbered in
+// communicator order. Null when there is no world topology, or the ranks share one node
+// and one package and send at one speed (messages in a node follow the base model).
+std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
+  const auto& world = runtime().topology;
+  if (!world) return nullptr;
+  const std::vector<int> world_ranks = world_ranks_of(comm, size);
+  if (world_ranks.empty()) return nullptr;
+  for (int w : world_ranks)
+    if (w >= world->nranks()) return nullptr;
   auto t = std::make_shared<planner::Topology>(planner::restrict_topology(*world, world_ranks));
   const bool one_speed = std::all_of(t->slowdown.begin(), t->slowdown.end(), [](double x) { return x == 1.0; });
   if (t->nodes() <= 1 && one_speed && !t->splits_a_node()) return nullptr;
@@ -95,7 +105,9 @@ bool duplicate(MPI_Comm comm, MPI_Comm& dup, bool polite) {
 CommState::~CommState() {
   generation_.fetch_add(1, std::memory_order_relaxed);
   stamp_learned_predictions();
-  staging_.reset();  // before the private communicator it was made on
+  // Before the private communicator it was made on: kept for the next communicator over
+  // the same processes (staging.h), or freed.
+  StagingRing::park(std::move(staging_), std::move(ring_world_ranks_));
   if (private_comm_ != MPI_COMM_NULL) PMPI_Comm_free(&private_comm_);
 }
 
@@ -155,6 +167,7 @@ void CommState::release_all() {
   for (CommState* state : staged) state->free_staging_ring();
   // Deleting the attribute runs delete_attribute_callback, which frees the state.
   for (CommState* state : alive) PMPI_Comm_delete_attr(state->user_comm_, runtime().keyval);
+  StagingRing::clear_parked();
 }
 
 void CommState::stamp_all() {
@@ -294,14 +307,22 @@ StagingRing* CommState::staging_ring(int entries) {
                                                          : RingMemory::Auto;
   const RingFaults faults{rt.settings.fault == "shm-unavailable",
                           rt.settings.fault == "shm-unavailable" || rt.settings.fault == "shm-posix-unavailable"};
-  staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node, world, memory,
-                                 faults, why);
-  if (staging_ && rank_ == 0)
-    rt.log->debug(
-        "staging ring made for a communicator of {} ranks: {} entries of {} bytes per rank, in {:.2f} ms ({}: rank "
-        "0 {:.2f} ms in making it)",
-        size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3, staging_->memory(),
-        staging_->allocate_seconds() * 1e3);
+  ring_world_ranks_ = world_ranks_of(private_comm_, size_);
+  staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node, ring_world_ranks_,
+                                 world, memory, faults, why);
+  if (staging_ && rank_ == 0) {
+    if (staging_->reused())
+      rt.log->debug(
+          "staging ring reused for a communicator of {} ranks: {} entries of {} bytes per rank, in {:.2f} ms ({}, "
+          "parked by a freed communicator over the same processes)",
+          size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3, staging_->memory());
+    else
+      rt.log->debug(
+          "staging ring made for a communicator of {} ranks: {} entries of {} bytes per rank, in {:.2f} ms ({}: "
+          "rank 0 {:.2f} ms in making it)",
+          size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3, staging_->memory(),
+          staging_->allocate_seconds() * 1e3);
+  }
   if (!staging_) {
     staging_failed_ = true;
     drop_staged_plans_ = true;

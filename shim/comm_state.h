@@ -290,6 +290,7 @@ class CommState {
   Workspace workspace_;
   ExecutorScratch executor_scratch_;
   std::unique_ptr<StagingRing> staging_;
+  std::vector<int> ring_world_ranks_;  // the processes staging_ serves (for StagingRing::park)
   bool staging_failed_ = false;
   bool drop_staged_plans_ = false;  // set when the ring fails: plan() drops plans using it
 };

@@ -1,6 +1,7 @@
 #include "shim/staging.h"
 
 #include "shim/executor.h"
+#include "shim/thread_lock.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -12,6 +13,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <mutex>
 
 namespace canopy::shim {
 
@@ -80,7 +83,49 @@ int populate(int fd, char* at, std::int64_t offset, std::int64_t bytes) {
 
 std::atomic<int> attempts{0};  // rings this process has tried to make (names POSIX segments)
 
+// Rings of freed communicators (StagingRing::park), oldest first, with the world ranks
+// of the communicator each served.
+struct ParkedRing {
+  std::vector<int> world_ranks;
+  std::unique_ptr<StagingRing> ring;
+};
+ThreadLock parked_lock;
+std::deque<ParkedRing> parked;
+
+// Takes the ring parked for exactly `world_ranks` with `entries` entries out of the
+// pool (null: none). Taken, not looked at: another thread may be making a ring for
+// another communicator over the same processes at the same time.
+std::unique_ptr<StagingRing> take_parked(const std::vector<int>& world_ranks, int entries) {
+  std::lock_guard<ThreadLock> lock(parked_lock);
+  for (auto it = parked.begin(); it != parked.end(); ++it)
+    if (it->world_ranks == world_ranks && it->ring->entries() == entries) {
+      std::unique_ptr<StagingRing> ring = std::move(it->ring);
+      parked.erase(it);
+      return ring;
+    }
+  return nullptr;
+}
+
 }  // namespace
+
+void StagingRing::park(std::unique_ptr<StagingRing> ring, std::vector<int> world_ranks) {
+  // A window is freed at once (collectively: every rank of the node frees it here).
+  if (!ring || !ring->mapping_ || world_ranks.empty()) return;
+  ring->progress_ = MPI_COMM_NULL;  // the freed communicator's duplicate goes next
+  std::unique_ptr<StagingRing> evicted;  // unmapped outside the lock
+  std::lock_guard<ThreadLock> lock(parked_lock);
+  parked.push_back({std::move(world_ranks), std::move(ring)});
+  if (parked.size() > kParkedRings) {
+    evicted = std::move(parked.front().ring);
+    parked.pop_front();
+  }
+}
+
+void StagingRing::clear_parked() {
+  std::deque<ParkedRing> all;
+  std::lock_guard<ThreadLock> lock(parked_lock);
+  all.swap(parked);
+}
 
 // Where every rank of `comm` lives: its node (the world rank of the node's lowest rank)
 // and its rank among its node's ranks of `comm` (their order in the world); and, for
@@ -99,16 +144,26 @@ struct StagingRing::Layout {
 };
 
 std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
-                                                 const WorldNode& world, RingMemory memory, const RingFaults& fail,
-                                                 std::string& why) {
+                                                 const std::vector<int>& world_ranks, const WorldNode& world,
+                                                 RingMemory memory, const RingFaults& fail, std::string& why) {
   int size = 0, rank = 0;
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_rank(comm, &rank);
+  // A ring parked for these processes, offered by the segment that names it (its
+  // creator's process id and attempt, the same on every rank that has it).
+  std::unique_ptr<StagingRing> offered =
+      world_ranks.empty() || memory == RingMemory::Window ? nullptr : take_parked(world_ranks, entries);
   // Every rank's node, its rank among the world's ranks there, process id and attempt,
-  // known to every rank.
-  const int mine_where[4] = {world.leader, world.rank, static_cast<int>(getpid()), attempts.fetch_add(1)};
+  // and its offer, known to every rank.
+  constexpr int kFields = 6;
+  const int mine_where[kFields] = {world.leader,
+                                   world.rank,
+                                   static_cast<int>(getpid()),
+                                   attempts.fetch_add(1),
+                                   offered ? offered->segment_pid_ : 0,
+                                   offered ? offered->segment_attempt_ : -1};
   std::vector<int> where;
-  const bool gathered = gather_ints(mine_where, 4, where, comm);
+  const bool gathered = gather_ints(mine_where, kFields, where, comm);
   Layout layout;
   layout.rank = rank;
   layout.node.assign(size, 0);
@@ -116,16 +171,16 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
   layout.pid.assign(size, 0);
   layout.attempt.assign(size, 0);
   for (int r = 0; r < size && gathered; ++r) {
-    layout.node[r] = where[4 * r];
-    layout.pid[r] = where[4 * r + 2];
-    layout.attempt[r] = where[4 * r + 3];
+    layout.node[r] = where[kFields * r];
+    layout.pid[r] = where[kFields * r + 2];
+    layout.attempt[r] = where[kFields * r + 3];
   }
   // Rank r's rank among its node's ranks: how many of `comm`'s ranks on its node come
   // before it in world order.
   std::vector<int> order(size);
   for (int r = 0; r < size; ++r) order[r] = r;
   std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return std::pair(layout.node[a], where[4 * a + 1]) < std::pair(layout.node[b], where[4 * b + 1]);
+    return std::pair(layout.node[a], where[kFields * a + 1]) < std::pair(layout.node[b], where[kFields * b + 1]);
   });
   for (int i = 0; i < size; ++i) {
     const bool same_node = i > 0 && layout.node[order[i - 1]] == layout.node[order[i]];
@@ -137,6 +192,27 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
   else if (entries < 1) why = "a ring of no entries";
   else why = planner::planned_nodes_share_memory(node_of, layout.node);
   if (!why.empty()) return nullptr;
+
+  // The parked ring is taken over where every rank offers one and every rank of a node
+  // offers its node's first rank's: then all of them are the same segment, left by the
+  // same calls of one freed communicator. Otherwise every rank makes memory anew (and
+  // unmaps what it offered).
+  bool reuse = true;
+  for (int r = 0; r < size && reuse; ++r) {
+    int first = r;
+    for (int q = 0; q < size; ++q)
+      if (layout.node[q] == layout.node[r] && layout.local[q] == 0) first = q;
+    const int* offer = &where[kFields * r + 4];
+    const int* firsts = &where[kFields * first + 4];
+    reuse = offer[1] >= 0 && offer[0] == firsts[0] && offer[1] == firsts[1];
+  }
+  if (reuse) {
+    offered->progress_ = comm;
+    offered->reused_ = true;
+    offered->allocate_seconds_ = 0;
+    return offered;
+  }
+  offered.reset();
 
   // Where the memory comes from. auto: POSIX shared memory, then the MPI window where
   // that cannot be made. Measured here: 8 ranks on 2 cores, a ring in 8-10 ms against
@@ -239,6 +315,8 @@ bool StagingRing::map_posix(MPI_Comm comm, const Layout& layout, std::int64_t pa
   mapping_ = at;
   mapping_bytes_ = static_cast<std::size_t>(total);
   posix_name_ = name;
+  segment_pid_ = layout.pid[first];
+  segment_attempt_ = layout.attempt[first];
   progress_ = comm;
   for (int r = 0; r < static_cast<int>(layout.node.size()); ++r)
     if (layout.same_node(r)) base_[r] = at + static_cast<std::int64_t>(layout.local[r]) * part;

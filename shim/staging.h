@@ -19,6 +19,13 @@
 // A tag is (call number << 24) + stage number + 1: calls on a communicator are ordered
 // alike on every rank, so a reader never mistakes a stage of an earlier call.
 // Memory per rank: entries x (kEntryBytes + 64) bytes, whatever the message.
+// A ring in POSIX memory outlives its communicator: when the application frees it, the
+// ring is parked (park()), and the next communicator over the same processes in the same
+// order takes it over instead of making memory again (create() agrees on it in the
+// gather it makes anyway). Making 1 MiB of shared memory costs about 0.5 ms here (page
+// faults), so a program that splits a communicator, reduces and frees it, over and over,
+// paid that on every communicator. The ring carries on as if the old communicator made
+// more calls: its tags count on, and an entry is reused only once its reads are over.
 // Waiting is polite: a few spins, then sched_yield, so an oversubscribed node's ranks
 // give their core to the rank they wait for.
 #pragma once
@@ -67,9 +74,20 @@ class StagingRing {
   // collectives are nonblocking and wait politely (on an oversubscribed node MPICH's
   // blocking ones busy-poll, tens of milliseconds each); MPI_Win_allocate_shared and
   // MPI_Comm_split_type have no nonblocking form, one reason auto prefers POSIX memory.
+  // `world_ranks[r]` is the MPI_COMM_WORLD rank of rank r of `comm` (empty: some are not
+  // in it): a ring parked for exactly these processes is taken over where every rank
+  // has the same one parked.
   static std::unique_ptr<StagingRing> create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
-                                             const WorldNode& world, RingMemory memory, const RingFaults& fail,
-                                             std::string& why);
+                                             const std::vector<int>& world_ranks, const WorldNode& world,
+                                             RingMemory memory, const RingFaults& fail, std::string& why);
+  // The application freed the communicator of `ring`, made over `world_ranks` by create():
+  // a ring in POSIX memory is kept for the next communicator over the same processes (at
+  // most kParkedRings of them, the oldest unmapped first); any other is freed (a window's
+  // free is collective over the node, like its creation, and every rank frees it here).
+  static void park(std::unique_ptr<StagingRing> ring, std::vector<int> world_ranks);
+  // Unmaps every parked ring (MPI_Finalize).
+  static void clear_parked();
+  static constexpr std::size_t kParkedRings = 2;
   ~StagingRing();  // MPI_Win_free (collective over the node, like the creation) or munmap
   StagingRing(const StagingRing&) = delete;
   StagingRing& operator=(const StagingRing&) = delete;
@@ -85,6 +103,8 @@ class StagingRing {
   // "MPI_Win_allocate_shared", or "POSIX shared memory /canopy-<pid>-<n>" (a name already
   // removed from /dev/shm once the ring exists).
   std::string memory() const { return mapping_ ? "POSIX shared memory " + posix_name_ : "MPI_Win_allocate_shared"; }
+  // Whether create() took over a parked ring rather than making memory.
+  bool reused() const { return reused_; }
 
   // A new call begins: its stages get new tags.
   void begin_call() { ++call_; }
@@ -119,6 +139,8 @@ class StagingRing {
   char* mapping_ = nullptr;  // POSIX memory: the node's segment
   std::size_t mapping_bytes_ = 0;
   std::string posix_name_;
+  int segment_pid_ = 0, segment_attempt_ = -1;  // POSIX memory: its creator's, naming it
+  bool reused_ = false;
   int rank_ = 0;
   int entries_ = 0;
   std::vector<char*> base_;              // each rank's part of its node's memory (null: another node)

@@ -140,7 +140,7 @@ add_test(NAME "mpi preload: bad rule in CANOPY_CONFIG"
 set_tests_properties("mpi preload: bad rule in CANOPY_CONFIG" PROPERTIES
                      ENVIRONMENT "CANOPY_CONFIG=${shim_tests}/bad_rule_config.json" LABELS "mpi;preload" TIMEOUT 120)
 # ---- robustness: fallback reasons, fault injection, threads, CANOPY_VERIFY, memory ----
-foreach(prog fallbacks threads mismatch soak varying_counts native_shortcut)
+foreach(prog fallbacks threads mismatch soak varying_counts native_shortcut ring_reuse)
   add_executable(${prog} ${shim_tests}/${prog}.c ${shim_tests}/canopy_check.h)
   set_target_properties(${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
   target_compile_definitions(${prog} PRIVATE _GNU_SOURCE)
@@ -407,6 +407,17 @@ foreach(case "bcast_matrix;CANOPY_BCAST_ALGO=hierarchical" "reduce_matrix;CANOPY
                        ENVIRONMENT "CANOPY_LOG_LEVEL=debug;CANOPY_TOPOLOGY=${sites5};${algo};CANOPYTEST_EXPECT_INTERCEPT=1"
                        LABELS "mpi;preload" TIMEOUT 120)
 endforeach()
+
+# A freed communicator's ring goes to the next communicator over the same processes, in
+# the same order, and only where every rank still has it (ring_reuse.c says which calls
+# make and which reuse); every result is checked.
+set(made "staging ring made for a communicator of")
+set(reused "staging ring reused for a communicator of")
+add_test(NAME "mpi preload: staging ring reused by the next communicator over the same processes np3"
+         COMMAND bash ${shim_tests}/expect_counts.sh "2=${made} 3 ranks" "4=${reused} 3 ranks" "2=${made} 2 ranks"
+                 "1=${reused} 2 ranks" -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:ring_reuse>)
+set_tests_properties("mpi preload: staging ring reused by the next communicator over the same processes np3"
+                     PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${staged_env}" LABELS "mpi;preload" TIMEOUT 120)
 
 # The ring is made only for a staged schedule: never for point-to-point ones (it is
 # collective and holds memory), and once per communicator for staged ones.

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# expect_counts.sh N=REGEX... -- COMMAND...
+# Runs COMMAND and passes when it exits 0 and, for each N=REGEX, exactly N lines of its
+# combined output match the extended REGEX. Prints the output on failure.
+set -uo pipefail
+wants=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do wants+=("$1"); shift; done
+[ $# -gt 0 ] && shift
+out=$("$@" 2>&1)
+status=$?
+failed=0
+report=
+for want in "${wants[@]}"; do
+  n=${want%%=*} regex=${want#*=}
+  got=$(printf '%s\n' "$out" | grep -cE -- "$regex")
+  report="$report
+  $got line(s) (wanted $n) match '$regex'"
+  [ "$got" -eq "$n" ] || failed=1
+done
+if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then
+  printf '%s\n' "$out"
+  echo "expect_counts: exit status $status;$report" >&2
+  exit 1
+fi
+echo "expect_counts: exit status 0;$report"
