@@ -409,15 +409,19 @@ foreach(case "bcast_matrix;CANOPY_BCAST_ALGO=hierarchical" "reduce_matrix;CANOPY
 endforeach()
 
 # A freed communicator's ring goes to the next communicator over the same processes, in
-# the same order, and only where every rank still has it (ring_reuse.c says which calls
-# make and which reuse); every result is checked.
+# the same order, and only where every rank still has it; a communicator of a shape seen
+# before copies the plans made then (ring_reuse.c says which calls make and which
+# reuse); every result is checked.
 set(made "staging ring made for a communicator of")
 set(reused "staging ring reused for a communicator of")
-add_test(NAME "mpi preload: staging ring reused by the next communicator over the same processes np3"
+set(name "mpi preload: staging ring and plans reused by the next communicator over the same processes np3")
+add_test(NAME "${name}"
          COMMAND bash ${shim_tests}/expect_counts.sh "2=${made} 3 ranks" "4=${reused} 3 ranks" "2=${made} 2 ranks"
-                 "1=${reused} 2 ranks" -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:ring_reuse>)
-set_tests_properties("mpi preload: staging ring reused by the next communicator over the same processes np3"
-                     PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${staged_env}" LABELS "mpi;preload" TIMEOUT 120)
+                 "1=${reused} 2 ranks" "6=new schedule: [a-z]+ of 65536 B over 3 ranks"
+                 "38=schedule as planned before for a communicator of this shape"
+                 -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:ring_reuse>)
+set_tests_properties("${name}" PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${staged_env}" LABELS "mpi;preload"
+                     TIMEOUT 120)
 
 # The ring is made only for a staged schedule: never for point-to-point ones (it is
 # collective and holds memory), and once per communicator for staged ones.

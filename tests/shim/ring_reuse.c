@@ -1,7 +1,9 @@
 /* ring_reuse: a freed communicator's staging ring is taken over by the next
  * communicator over the same processes, and only where every rank still holds it
- * (shim/staging.h). Run on 3 ranks with the staged algorithms forced and
- * CANOPY_LOG_LEVEL=debug; ring_reuse.cmake counts the debug lines. In order:
+ * (shim/staging.h); and a communicator of a shape seen before gets copies of the plans
+ * made then (shim/comm_state.cpp, PlanRecipe). Run on 3 ranks with the staged
+ * algorithms forced and CANOPY_LOG_LEVEL=debug; checks.cmake counts the log lines. In
+ * order:
  *   1. four communicators duplicated from MPI_COMM_WORLD, each used and freed: the
  *      first makes a ring, the next three take it over;
  *   2. ranks 0 and 1 split off three communicators of their own (in rank order, in
@@ -11,6 +13,11 @@
  *      keeps StagingRing::kParkedRings = 2), while rank 2 still holds it;
  *   3. a duplicate of MPI_COMM_WORLD: rank 2 alone offers a ring, so a new one is made;
  *   4. one more duplicate takes that one over.
+ * Each communicator plans a reduce and a broadcast at each of its roots. Rank 0 (rank 0
+ * of every communicator but the reversed one) describes each plan: six new ones over 3
+ * ranks in step 1, copies of them in every later duplicate (18 in step 1, 6 in step 3,
+ * 6 in step 4); in step 2 the third split copies the first's 4 plans, and rank 2's
+ * communicators of one rank copy the first one's 2 plans twice: 38 copies in all.
  * Every reduce and broadcast result is checked, at every root. */
 #include "canopy_check.h"
 
