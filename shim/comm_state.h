@@ -179,6 +179,12 @@ class CommState {
   // without a lock below MPI_THREAD_MULTIPLE).
   static std::atomic<long> cache_hits;
 
+  // Canopy's private duplicate of the communicator, for its own messages and
+  // agreements: made by private_ready(), which every rank calls at the same call (the
+  // first that runs a schedule, a trial or a CANOPY_VERIFY agreement), so that calls
+  // that all stay native never make it. False where MPI_Comm_dup failed (then, and for
+  // every later call, native MPI runs: the same on every rank, as the failure is).
+  bool private_ready();
   MPI_Comm comm() const { return private_comm_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -261,7 +267,8 @@ class CommState {
             std::shared_ptr<const planner::Topology> topology);
 
   MPI_Comm user_comm_;
-  MPI_Comm private_comm_;
+  MPI_Comm private_comm_;  // MPI_COMM_NULL until private_ready()
+  bool private_failed_ = false;
   int rank_;
   int size_;
   bool concurrent_;  // Runtime::concurrent_calls(), fixed at MPI_Init

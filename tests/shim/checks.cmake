@@ -419,9 +419,19 @@ add_test(NAME "${name}"
          COMMAND bash ${shim_tests}/expect_counts.sh "2=${made} 3 ranks" "4=${reused} 3 ranks" "2=${made} 2 ranks"
                  "1=${reused} 2 ranks" "6=new schedule: [a-z]+ of 65536 B over 3 ranks"
                  "38=schedule as planned before for a communicator of this shape"
+                 "12=private duplicate made for a communicator of"
                  -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:ring_reuse>)
 set_tests_properties("${name}" PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${staged_env}" LABELS "mpi;preload"
                      TIMEOUT 120)
+# Calls that all stay native never make Canopy's private duplicate of their
+# communicator (it waits for the first call that sends Canopy's own messages).
+set(name "mpi preload: no private duplicate for communicators whose calls stay native np3")
+add_test(NAME "${name}"
+         COMMAND bash ${shim_tests}/expect_counts.sh "0=private duplicate made" "0=staging ring"
+                 -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:ring_reuse>)
+set_tests_properties("${name}" PROPERTIES ENVIRONMENT
+                     "CANOPY_LOG_LEVEL=debug;CANOPY_REDUCE_ALGO=native;CANOPY_BCAST_ALGO=native;CANOPYTEST_EXPECT_INTERCEPT=0"
+                     LABELS "mpi;preload" TIMEOUT 120)
 
 # The ring is made only for a staged schedule: never for point-to-point ones (it is
 # collective and holds memory), and once per communicator for staged ones.
