@@ -57,6 +57,10 @@ static void usage(FILE* out) {
           "  --from-first N   for each size: N back-to-back calls timed from the very first\n"
           "                   call of that size, no warm-up (what a short job sees: planning\n"
           "                   and auto's trials included); the times are the mean per call\n"
+          "  --fresh-comm     every call on a communicator of its own: split from\n"
+          "                   MPI_COMM_WORLD (same ranks, same order) right before the call\n"
+          "                   and freed right after, both timed with it (a program that makes\n"
+          "                   communicators for a few calls; with --from-first: from the first)\n"
           "  --help           this text\n"
           "\n"
           "example:\n"
@@ -75,6 +79,7 @@ typedef struct {
   int root, rotate_root, reference;
   long varying;    /* > 0: calls of varying counts (--varying) */
   long from_first; /* > 0: calls per size timed from the first one (--from-first) */
+  int fresh_comm;  /* every call on a new communicator (--fresh-comm) */
 } Options;
 
 typedef struct {
@@ -122,8 +127,11 @@ static int root_of(const Options* o, const Bench* b) {
 
 static void call(const Options* o, Bench* b, int is_reduce, int count) {
   const int root = root_of(o, b);
-  if (is_reduce) MPI_Reduce(b->send, b->recv, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
-  else MPI_Bcast(b->send, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (o->fresh_comm) MPI_Comm_split(MPI_COMM_WORLD, 0, b->rank, &comm);
+  if (is_reduce) MPI_Reduce(b->send, b->recv, count, MPI_DOUBLE, MPI_SUM, root, comm);
+  else MPI_Bcast(b->send, count, MPI_DOUBLE, root, comm);
+  if (o->fresh_comm) MPI_Comm_free(&comm);
   ++b->calls;
 }
 
@@ -262,6 +270,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
                                     {"reference", no_argument, 0, 'f'},
                                     {"varying", required_argument, 0, 'v'},
                                     {"from-first", required_argument, 0, 'F'},
+                                    {"fresh-comm", no_argument, 0, 'C'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
   *o = (Options){.reduce = 1, .bcast = 1, .warmup = 20, .min_calls = 300, .seconds = 1, .batch_ms = 5};
@@ -274,6 +283,9 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
       case 'h':
         if (rank == 0) usage(stdout);
         return -1;
+      case 'C':
+        o->fresh_comm = 1;
+        break;
       case 'c':
         o->reduce = strstr(optarg, "reduce") != NULL;
         o->bcast = strstr(optarg, "bcast") != NULL;
@@ -371,7 +383,8 @@ int main(int argc, char** argv) {
     int length = 0;
     MPI_Get_library_version(version, &length);
     version[strcspn(version, "\n")] = '\0';
-    printf("# canopy-bench: %d ranks, root %s, MPI: %s\n", b.size, o.rotate_root ? "rotating" : "fixed", version);
+    printf("# canopy-bench: %d ranks, root %s%s, MPI: %s\n", b.size, o.rotate_root ? "rotating" : "fixed",
+           o.fresh_comm ? ", a new communicator per call" : "", version);
     fflush(stdout);
   }
   long wrong = 0;
