@@ -223,11 +223,10 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   Runtime& rt = runtime();
   Candidate& candidate = plan.candidates[plan.current()];
   const std::int64_t bytes = count * key.element_bytes;
-  // Canopy's own messages (a schedule, a trial's agreement, CANOPY_VERIFY's) go over
-  // its private duplicate, made here on the first call that needs it: the same call on
-  // every rank, as every condition here is.
-  const bool own_messages = !candidate.native || plan.trialling() || rt.settings.verify ||
-                            (state.learning() && plan.sample_due());
+  // Canopy's own messages (a schedule, a trial's agreement, CANOPY_VERIFY's, a learning
+  // sample's, which only schedules take) go over its private duplicate, made here on
+  // the first call that needs it: the same call on every rank, as every condition here is.
+  const bool own_messages = !candidate.native || plan.trialling() || rt.settings.verify;
   if (own_messages && !state.private_ready())
     return run_native(key.collective, comm, key.root, bytes, FallbackReason::StateFailed, native);
   if (rt.settings.verify && !state.agree(call_fingerprint(key, count, plan.current(), candidate))) {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <unordered_map>
 
 namespace canopy::shim {
 
@@ -197,13 +198,13 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
   // offers its node's first rank's: then all of them are the same segment, left by the
   // same calls of one freed communicator. Otherwise every rank makes memory anew (and
   // unmaps what it offered).
+  std::unordered_map<int, int> first_of_node;  // node -> its first rank
+  for (int r = 0; r < size; ++r)
+    if (layout.local[r] == 0) first_of_node[layout.node[r]] = r;
   bool reuse = true;
   for (int r = 0; r < size && reuse; ++r) {
-    int first = r;
-    for (int q = 0; q < size; ++q)
-      if (layout.node[q] == layout.node[r] && layout.local[q] == 0) first = q;
     const int* offer = &where[kFields * r + 4];
-    const int* firsts = &where[kFields * first + 4];
+    const int* firsts = &where[kFields * first_of_node[layout.node[r]] + 4];
     reuse = offer[1] >= 0 && offer[0] == firsts[0] && offer[1] == firsts[1];
   }
   if (reuse) {
