@@ -10,6 +10,7 @@
 
 #include "config/config_file.h"
 #include "planner/cost_model.h"
+#include "planner/fnv1a.h"
 #include "planner/registry.h"
 
 extern char** environ;
@@ -363,19 +364,16 @@ Environment process_environment() {
 std::uint64_t fingerprint(const Environment& env) {
   // FNV-1a over "name=value\n" of the known settings in sorted order (std::map is
   // sorted). Unknown names change nothing Canopy does, so they may differ.
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  };
+  planner::Fnv1a h;
   const auto& specs = setting_specs();
   for (const auto& [k, v] : env) {
     // Settings a rank may legitimately differ in: where it logs and how verbosely, and
     // whether its MPI_Finalize keeps UCX progressing (that sends nothing of Canopy's).
     if (k == "CANOPY_SCHEDULE_LOG" || k == "CANOPY_LOG_LEVEL" || k == "CANOPY_FINALIZE_PROGRESS") continue;
     if (std::none_of(specs.begin(), specs.end(), [&key = k](const SettingSpec& s) { return s.name == key; })) continue;
-    mix(k + "=" + v + "\n");
+    h.bytes(k + "=" + v + "\n");
   }
-  return h;
+  return h.value();
 }
 
 std::uint64_t fingerprint_in_force(const ParseResult& parsed) {

@@ -5,6 +5,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "planner/fnv1a.h"
 #include "shim/call_stats.h"
 #include "shim/comm_state.h"
 #include "shim/executor.h"
@@ -75,18 +76,13 @@ int verify_error_code() {
 // CANOPY_VERIFY: the call's plan key and the candidate about to run, hashed (FNV-1a).
 // Ranks that passed different counts, roots or datatype sizes differ here.
 std::uint64_t call_fingerprint(const PlanKey& key, std::int64_t count, int candidate_index, const Candidate& c) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](std::uint64_t v) {
-    for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
-  };
-  mix(static_cast<std::uint64_t>(key.collective));
-  mix(static_cast<std::uint64_t>(key.root));
-  mix(static_cast<std::uint64_t>(count));
-  mix(static_cast<std::uint64_t>(key.element_bytes));
-  mix(key.commutative ? 1 : 0);
-  mix(static_cast<std::uint64_t>(candidate_index));
-  mix(c.native ? 0 : c.fingerprint);
-  return h;
+  planner::Fnv1a h;
+  for (std::uint64_t v : {static_cast<std::uint64_t>(key.collective), static_cast<std::uint64_t>(key.root),
+                          static_cast<std::uint64_t>(count), static_cast<std::uint64_t>(key.element_bytes),
+                          std::uint64_t{key.commutative ? 1u : 0u}, static_cast<std::uint64_t>(candidate_index),
+                          c.native ? std::uint64_t{0} : c.fingerprint})
+    h.word(v);
+  return h.value();
 }
 
 // Runs a call natively for `why`: counted, and with CANOPY_TIMING or CANOPY_REPORT

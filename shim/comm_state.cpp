@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "planner/describe.h"
+#include "planner/fnv1a.h"
 #include "planner/learn.h"
 #include "planner/schedule_json.h"
 #include "planner/segments.h"
@@ -231,15 +232,12 @@ namespace {
 // FNV-1a over how a schedule was planned (the algorithm, its segment size and the
 // problem): the same on every rank, although each rank keeps only its own steps.
 std::uint64_t plan_fingerprint(const planner::Problem& problem, const planner::Choice& choice) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](std::uint64_t v) {
-    for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
-  };
-  for (unsigned char c : choice.algorithm) h = (h ^ c) * 1099511628211ull;
+  planner::Fnv1a h;
+  h.bytes(choice.algorithm);
   for (std::int64_t v : {std::int64_t(problem.collective), std::int64_t(problem.nranks), std::int64_t(problem.root),
                          problem.count, problem.element_bytes, std::int64_t(problem.commutative), choice.segment_bytes})
-    mix(static_cast<std::uint64_t>(v));
-  return h;
+    h.word(static_cast<std::uint64_t>(v));
+  return h.value();
 }
 
 // CANOPY_FAULT=invalid-schedule: a receive from a rank that does not exist, which the

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "planner/describe.h"
+#include "planner/fnv1a.h"
 #include "planner/topology.h"
 #include "shim/comm_state.h"
 #include "shim/executor.h"
@@ -101,9 +102,9 @@ void discover_nodes(Runtime& rt) {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
   PMPI_Get_processor_name(name, &length);
-  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (int i = 0; i < length; ++i) hash = (hash ^ static_cast<unsigned char>(name[i])) * 1099511628211ull;
-  planner::NodeMap map = gather_nodes(hash, rt.cores_per_node, rt.world_rank);
+  planner::Fnv1a hash;
+  hash.bytes(std::string_view(name, static_cast<std::size_t>(length)));
+  planner::NodeMap map = gather_nodes(hash.value(), rt.cores_per_node, rt.world_rank);
   int placed_rank = -1, placed_size = 0;
   int agrees = launcher_placement(placed_rank, placed_size) && placed_rank == map.local_rank &&
                placed_size == map.local_size;
