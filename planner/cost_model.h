@@ -49,6 +49,14 @@ struct CostModel {
   double copy(std::int64_t bytes) const { return copy_per_byte * static_cast<double>(bytes); }
 
   std::string spec() const;  // parse_model(spec()) gives this model back
+
+  // Every field equal (the shim keeps plans by the model they were made with: a field
+  // added above belongs here too).
+  bool operator==(const CostModel& o) const {
+    return kind == o.kind && alpha == o.alpha && beta == o.beta && gamma == o.gamma &&
+           reduce_fixed == o.reduce_fixed && copy_per_byte == o.copy_per_byte && duplex == o.duplex &&
+           overlap == o.overlap && gap == o.gap;
+  }
 };
 
 CostModel hockney_model(double alpha, double beta, double gamma);

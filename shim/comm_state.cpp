@@ -601,11 +601,8 @@ struct PlanRecipe {
   planner::CostModel model;
   bool learning, staging;
   bool operator==(const PlanRecipe& o) const {
-    const planner::CostModel& m = o.model;
     return key == o.key && count == o.count && rank == o.rank && size == o.size && learning == o.learning &&
-           staging == o.staging && model.kind == m.kind && model.alpha == m.alpha && model.beta == m.beta &&
-           model.gamma == m.gamma && model.reduce_fixed == m.reduce_fixed && model.copy_per_byte == m.copy_per_byte &&
-           model.duplex == m.duplex && model.overlap == m.overlap && model.gap == m.gap;
+           staging == o.staging && model == o.model;
   }
 };
 constexpr std::size_t kRememberedPlans = 64;

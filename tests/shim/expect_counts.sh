@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# expect_counts.sh N=REGEX... -- COMMAND...
-# Runs COMMAND and passes when it exits 0 and, for each N=REGEX, exactly N lines of its
-# combined output match the extended REGEX. Prints the output on failure.
+# expect_counts.sh COUNT=REGEX... -- COMMAND...
+# Runs COMMAND and passes when it exits 0 and, for each COUNT=REGEX, the number of
+# lines of its combined output that match the extended REGEX is COUNT: a number N
+# (exactly N) or a range MIN-MAX. Prints the output on failure.
 set -uo pipefail
 wants=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do wants+=("$1"); shift; done
@@ -11,11 +12,12 @@ status=$?
 failed=0
 report=
 for want in "${wants[@]}"; do
-  n=${want%%=*} regex=${want#*=}
+  count=${want%%=*} regex=${want#*=}
+  least=${count%-*} most=${count#*-}
   got=$(printf '%s\n' "$out" | grep -cE -- "$regex")
   report="$report
-  $got line(s) (wanted $n) match '$regex'"
-  [ "$got" -eq "$n" ] || failed=1
+  $got line(s) (wanted $count) match '$regex'"
+  { [ "$got" -ge "$least" ] && [ "$got" -le "$most" ]; } || failed=1
 done
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then
   printf '%s\n' "$out"
