@@ -9,6 +9,7 @@
 #include "shim/call_stats.h"
 #include "shim/comm_state.h"
 #include "shim/executor.h"
+#include "shim/native_reduce.h"
 #include "shim/runtime.h"
 
 namespace canopy::shim {
@@ -299,7 +300,9 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
 
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
-  auto native = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
+  auto native = [&] {
+    return native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, rt.copy_in_place_at_nonzero_root);
+  };
   auto fallback = [&](FallbackReason why) {
     return run_native(planner::Collective::Reduce, comm, root, message_bytes(count, datatype), why, native);
   };

@@ -382,16 +382,12 @@ constexpr std::size_t kCoarserTrialSegments = 8;
 // has been (docs/performance.md: medians of 15% to 81% off).
 constexpr double kTrialPriceRatio = 2.0;
 
-// Native MPI competes in auto mode, except where it is known to fail or to mislead:
-// - Debian's MPICH 4.0.2 crashes on MPI_Reduce with MPI_IN_PLACE at a non-zero root
-//   (pmodels/mpich#6540); only the root knows whether it passed MPI_IN_PLACE, so every
-//   rank excludes native for every reduce at a non-zero root;
-// - on an oversubscribed node MPICH's first calls are fast and later ones are not
-//   (its busy-polling starves the ranks it waits for), so trials cannot judge it.
-bool native_may_compete(const PlanKey& key) {
-  if (runtime().oversubscribed) return false;
-  return key.collective == planner::Collective::Bcast || key.root == 0;
-}
+// Native MPI competes in auto mode, at every root (an in-place reduce at a non-zero
+// root, which Debian's MPICH 4.0.2 crashes on, reaches it with a copy:
+// shim/native_reduce.h), except where it is known to mislead: on an oversubscribed node
+// MPICH's first calls are fast and later ones are not (its busy-polling starves the
+// ranks it waits for), so trials cannot judge it.
+bool native_may_compete() { return !runtime().oversubscribed; }
 
 }  // namespace
 
@@ -454,7 +450,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   request.segment_bytes = choice.segment_bytes;
   const bool tune = request.algorithm == "auto" && rt.settings.auto_trials > 0;
   const bool rule_says_native = request.algorithm == "native";
-  const bool native_competes = tune && native_may_compete(key);
+  const bool native_competes = tune && native_may_compete();
   if (!rule_says_native) try {
     // The model's best schedules (two when tuning, so a wrong model can be overruled),
     // each checked before it may run.
@@ -465,8 +461,9 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     } catch (const planner::PlanError& e) {
       if (request.algorithm == "auto") throw;
       // A forced algorithm may decline a call (e.g. a commutative-only one meeting a
-      // non-commutative op). Native MPI is no safe harbour (MPICH 4.0.2 crashes on
-      // in-place reduces at non-zero roots), so the model's best algorithm runs.
+      // non-commutative op). The user asked for a schedule of Canopy's, so the model's
+      // best algorithm runs (this also kept such calls off MPICH 4.0.2's crash on
+      // in-place reduces at non-zero roots before native calls got a copy there).
       // Said once per process and collective; later cases at debug level.
       static std::atomic<bool> said[2];
       const bool first = !said[static_cast<int>(key.collective)].exchange(true);

@@ -16,6 +16,7 @@
 #include "shim/comm_state.h"
 #include "shim/executor.h"
 #include "shim/model_probe.h"
+#include "shim/native_reduce.h"
 #include "shim/report.h"
 #include "shim/topology_probe.h"
 
@@ -157,6 +158,7 @@ void initialize(int thread_level) {
   const double started = PMPI_Wtime();
   PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
   rt.thread_level = thread_level;
+  rt.copy_in_place_at_nonzero_root = this_mpi_crashes_on_in_place_reduce_at_nonzero_root();
   const config::Environment env = config::process_environment();
   config::ParseResult parsed = config::parse_settings(env);
   rt.settings = parsed.settings;

@@ -30,6 +30,10 @@ struct Runtime {
   int world_rank = 0;
   int thread_level = MPI_THREAD_SINGLE;
   int keyval = MPI_KEYVAL_INVALID;  // attribute holding a communicator's CommState
+  // The MPI crashes on in-place reduces at a non-zero root, so Canopy's native calls
+  // pass the root a copy instead (shim/native_reduce.h). Read from the library at
+  // MPI_Init, whatever the settings: the same library on every rank.
+  bool copy_in_place_at_nonzero_root = false;
   // Some node runs more ranks than it has cores (agreed by all ranks at MPI_Init).
   bool oversubscribed = false;
   int nodes = 1;               // shared-memory nodes of MPI_COMM_WORLD

@@ -172,6 +172,25 @@ if(TARGET canopy)
   endforeach()
 endif()
 
+# MPICH 4.0.2 crashes on in-place reduces at a non-zero root (pmodels/mpich#6540), and
+# every call Canopy hands to native MPI met that crash; there the root now passes a copy
+# of its buffer (shim/native_reduce.h). With native forced every reduce takes that path:
+# reduce_matrix's in-place cases at non-zero roots (235 at 3 ranks, contiguous types),
+# and differential's seed 2, whose in-place cases at non-zero roots include derived
+# types with holes (copied by MPI's pack and unpack). Both crashed before.
+add_executable(native_reduce_check ${shim_tests}/native_reduce_check.cpp ${PROJECT_SOURCE_DIR}/shim/native_reduce.cpp)
+target_include_directories(native_reduce_check PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(native_reduce_check PRIVATE MPI::MPI_C)
+canopy_add_mpi_test(NAME "mpi native: which MPIs get the in-place copy" TARGET native_reduce_check NP 1
+                    PASS_REGULAR_EXPRESSION "[0-9]+ library versions checked, 0 failures")
+if(TARGET canopy)
+  canopy_add_mpi_test(NAME "mpi preload: reduce_matrix native forced, in place at non-zero roots np3" TARGET reduce_matrix
+                      NP 3 PRELOAD ENV CANOPY_REDUCE_ALGO=native CANOPYTEST_EXPECT_INTERCEPT=0 ARGS --big-inplace=1)
+  canopy_add_mpi_test(NAME "mpi preload: differential native forced np3" TARGET differential NP 3 PRELOAD
+                      ENV CANOPY_REDUCE_ALGO=native CANOPYTEST_EXPECT_INTERCEPT=0 ARGS --cases=70 --seed=2
+                      LABELS differential)
+endif()
+
 # Every call Canopy declines gives native MPI's results and is counted under its
 # reason (fallbacks --expect reads canopy_fallback_count on every rank); the first
 # call of each (collective, reason) is logged once per rank at debug level (6 lines

@@ -1,0 +1,88 @@
+#include "shim/native_reduce.h"
+
+#include <cstring>
+#include <memory>
+#include <new>
+
+namespace canopy::shim {
+
+namespace {
+
+// Reads a decimal number at `at` (none: -1) and moves past it.
+int read_number(std::string_view text, std::size_t& at) {
+  int value = -1;
+  while (at < text.size() && text[at] >= '0' && text[at] <= '9' && value < 100000)
+    value = (value < 0 ? 0 : value * 10) + (text[at++] - '0');
+  return value;
+}
+
+// A copy of `count` elements of `datatype` from `from`, laid out as they are there
+// (`at` points where `from` would), or null where it cannot be made.
+std::unique_ptr<char[]> copy_elements(const void* from, int count, MPI_Datatype datatype, MPI_Comm comm,
+                                      char*& at) {
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  int size = 0;
+  if (PMPI_Type_get_extent(datatype, &lb, &extent) != MPI_SUCCESS ||
+      PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent) != MPI_SUCCESS ||
+      PMPI_Type_size(datatype, &size) != MPI_SUCCESS || extent < 0 || true_extent < 0 || size < 0)
+    return nullptr;
+  const MPI_Aint span = true_extent + static_cast<MPI_Aint>(count - 1) * extent;
+  std::unique_ptr<char[]> copy(new (std::nothrow) char[span > 0 ? span : 1]);
+  if (!copy) return nullptr;
+  at = copy.get() - true_lb;
+  if (static_cast<MPI_Aint>(count) * size == span) {  // every byte of the span is data
+    std::memcpy(copy.get(), static_cast<const char*>(from) + true_lb, static_cast<std::size_t>(span));
+    return copy;
+  }
+  // Holes in the type map: MPI's datatype engine copies the data alone (the holes of
+  // the span may not even be memory the program owns).
+  int packed_bytes = 0;
+  if (PMPI_Pack_size(count, datatype, comm, &packed_bytes) != MPI_SUCCESS || packed_bytes < 0) return nullptr;
+  std::unique_ptr<char[]> packed(new (std::nothrow) char[packed_bytes > 0 ? packed_bytes : 1]);
+  if (!packed) return nullptr;
+  int position = 0;
+  if (PMPI_Pack(from, count, datatype, packed.get(), packed_bytes, &position, comm) != MPI_SUCCESS) return nullptr;
+  position = 0;
+  if (PMPI_Unpack(packed.get(), packed_bytes, &position, at, count, datatype, comm) != MPI_SUCCESS) return nullptr;
+  return copy;
+}
+
+}  // namespace
+
+bool in_place_reduce_at_nonzero_root_crashes(std::string_view library_version) {
+  constexpr std::string_view kPrefix = "MPICH Version:";
+  if (library_version.substr(0, kPrefix.size()) != kPrefix) return false;
+  std::size_t at = kPrefix.size();
+  while (at < library_version.size() && (library_version[at] == ' ' || library_version[at] == '\t')) ++at;
+  const int major = read_number(library_version, at);
+  int minor = 0, patch = 0;
+  if (at < library_version.size() && library_version[at] == '.') minor = read_number(library_version, ++at);
+  if (at < library_version.size() && library_version[at] == '.') patch = read_number(library_version, ++at);
+  if (major < 0 || minor < 0) return false;
+  // 4.0.x and 4.1.0-4.1.1; a patch number that cannot be read (a "4.1" or a "4.1a1"
+  // release) counts as 0.
+  return major == 4 && (minor == 0 || (minor == 1 && patch <= 1));
+}
+
+bool this_mpi_crashes_on_in_place_reduce_at_nonzero_root() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (PMPI_Get_library_version(version, &length) != MPI_SUCCESS) return false;
+  return in_place_reduce_at_nonzero_root_crashes(std::string_view(version, static_cast<std::size_t>(length)));
+}
+
+int native_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                  MPI_Comm comm, bool copy_in_place_at_nonzero_root) {
+  if (!copy_in_place_at_nonzero_root || sendbuf != MPI_IN_PLACE || root <= 0 || count <= 0 || recvbuf == MPI_BOTTOM)
+    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  int inter = 1, rank = -1;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+      rank != root)
+    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  char* at = nullptr;
+  const std::unique_ptr<char[]> copy = copy_elements(recvbuf, count, datatype, comm, at);
+  if (!copy) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  return PMPI_Reduce(at, recvbuf, count, datatype, op, root, comm);
+}
+
+}  // namespace canopy::shim
