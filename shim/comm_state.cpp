@@ -340,6 +340,9 @@ StagingRing* CommState::staging_ring(int entries) {
           size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3, staging_->memory(),
           staging_->allocate_seconds() * 1e3);
   }
+  // Cheap calls planned before the ring existed kept native MPI without a trial; with a
+  // ring their staged schedules may beat it, so they are planned again (plan()).
+  if (staging_) drop_cheap_native_plans_ = true;
   if (!staging_) {
     staging_failed_ = true;
     drop_staged_plans_ = true;
@@ -429,7 +432,8 @@ PlanCacheStats cache_counts;
 // planner (planner/select.h), the best ones built as this rank's views.
 std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t count, int rank, int size,
                                              const std::shared_ptr<const planner::Topology>& topology,
-                                             const planner::CostModel& model, bool learning, bool staging) {
+                                             const planner::CostModel& model, bool learning, bool staging,
+                                             bool ring_made) {
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
@@ -503,11 +507,15 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     // CANOPY_AUTO_NATIVE_BELOW (5 us by default): where native MPI may compete and the
     // model prices the best schedule under it, native runs and nothing is built or
     // trialled. Such calls are latency, where MPI's own short path is as good as a
-    // collective gets (two ranks here: 0.3-0.5 us for 8 B to 1 KiB natively, no Canopy
-    // schedule faster), and trials of calls this short measure the clock and the first
-    // calls' warm-up more than the calls (1 rank, 8 B: native measured 56 ns in trials,
-    // 21 ns after).
-    if (native_competes && best_price < rt.settings.auto_native_below) {
+    // point-to-point schedule gets (two ranks: 0.3-0.5 us for 8 B to 1 KiB natively, no
+    // such schedule faster), and trials of calls this short measure the clock and the
+    // first calls' warm-up more than the calls (1 rank, 8 B: native measured 56 ns in
+    // trials, 21 ns after). Not where the communicator's staging ring exists already:
+    // through it these calls beat MPI's short path (2 ranks, MPICH 4.0.2, back to back:
+    // reduce 8 B 0.14-0.26 us against 0.28-0.41, 4 KiB 0.50-0.58 against 1.4-2.1), and
+    // trialling them then costs no ring (making one for 8-byte calls would: about 0.5
+    // ms at 2 ranks, 6-10 ms at 16, paid back only after thousands of calls).
+    if (native_competes && best_price < rt.settings.auto_native_below && !(staging && ring_made)) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
       wanted = 0;
     }
@@ -596,10 +604,10 @@ struct PlanRecipe {
   std::int64_t count;
   int rank, size;
   planner::CostModel model;
-  bool learning, staging;
+  bool learning, staging, ring_made;
   bool operator==(const PlanRecipe& o) const {
     return key == o.key && count == o.count && rank == o.rank && size == o.size && learning == o.learning &&
-           staging == o.staging && model == o.model;
+           staging == o.staging && ring_made == o.ring_made && model == o.model;
   }
 };
 constexpr std::size_t kRememberedPlans = 64;
@@ -668,6 +676,21 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
       generation_.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  if (drop_cheap_native_plans_) {
+    // The staging ring was made (at the same call on every rank): plans that kept native
+    // for being cheap are made again, now with trials of the staged schedules.
+    drop_cheap_native_plans_ = false;
+    for (auto p = lru_.begin(); p != lru_.end();) {
+      if (p->second->native_why != FallbackReason::AutoBelowThreshold) {
+        ++p;
+        continue;
+      }
+      plans_bytes_ -= p->second->bytes_held();
+      plans_.erase(p->first);
+      p = lru_.erase(p);
+      generation_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   auto it = plans_.find(key);
   if (it != plans_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second);  // now the most recently used
@@ -676,7 +699,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
     return *it->second->second;
   }
   std::unique_ptr<CachedPlan> made;
-  const PlanRecipe recipe{key, count, rank_, size_, model_, learning_, staging_offered()};
+  const PlanRecipe recipe{key, count, rank_, size_, model_, learning_, staging_offered(), staging_ != nullptr};
   if (!topology_) made = remembered_plan(recipe);
   if (made) {
     if (rank_ == 0 && runtime().log->should_log(spdlog::level::info))
@@ -685,7 +708,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
           runtime().log->info("schedule as planned before for a communicator of this shape: {}",
                               planner::summarize(c.schedule));
   } else {
-    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging);
+    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.ring_made);
     if (!topology_) remember_plan(recipe, *made);
   }
   plans_bytes_ += made->bytes_held();

@@ -300,6 +300,7 @@ class CommState {
   std::vector<int> ring_world_ranks_;  // the processes staging_ serves (for StagingRing::park)
   bool staging_failed_ = false;
   bool drop_staged_plans_ = false;  // set when the ring fails: plan() drops plans using it
+  bool drop_cheap_native_plans_ = false;  // set when the ring is made: plan() drops plans native for being cheap
 };
 
 }  // namespace canopy::shim

@@ -1,0 +1,63 @@
+/* cheap_after_ring: calls that auto keeps native for being cheap (priced under
+ * CANOPY_AUTO_NATIVE_BELOW) are trialled again once the communicator has a staging
+ * ring (shim/comm_state.cpp, make_cached_plan): 200 reduces and bcasts of 4 ints on a
+ * duplicate of MPI_COMM_WORLD, then one of 1 MiB (whose staged schedule makes the
+ * ring), then 200 more of 4 ints. Every result is checked; with Canopy preloaded the
+ * last line says how many of the small calls were counted under auto-below-threshold
+ * before and after the ring (canopy_fallback_count, this rank). Options: --calls=N.
+ */
+#include "canopy_check.h"
+
+static int value(int rank, long call, int i) { return (int)((rank * 131 + call * 7 + i) % 1000); }
+
+static void pair(MPI_Comm comm, long call, int n, int root) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int *send = malloc(sizeof(int) * (size_t)n), *recv = malloc(sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; i++) send[i] = value(rank, call, i), recv[i] = -1;
+  MPI_Reduce(send, recv, n, MPI_INT, MPI_SUM, root, comm);
+  if (rank == root)
+    for (int i = 0; i < n; i++) {
+      int want = 0;
+      for (int r = 0; r < size; r++) want += value(r, call, i);
+      if (!ct_check(recv[i] == want, "call %ld: reduce of %d ints wrong at %d", call, n, i)) break;
+    }
+  for (int i = 0; i < n; i++) recv[i] = rank == root ? value(root, call, i) : -1;
+  MPI_Bcast(recv, n, MPI_INT, root, comm);
+  for (int i = 0; i < n; i++)
+    if (!ct_check(recv[i] == value(root, call, i), "call %ld: bcast of %d ints wrong at %d", call, n, i)) break;
+  free(send);
+  free(recv);
+}
+
+static long below(const char *collective) {
+  long (*counted)(const char *, const char *) =
+      (long (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "canopy_fallback_count");
+  return counted ? counted(collective, "auto-below-threshold") : -1;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  ct_init("cheap_after_ring", ct_seed_from(argc, argv, 3));
+  long calls = 200;
+  for (int i = 1; i < argc; i++)
+    if (strncmp(argv[i], "--calls=", 8) == 0) calls = atol(argv[i] + 8);
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  long call = 0;
+  for (long i = 0; i < calls; i++, call++) pair(comm, call, 4, 0);
+  const long reduce_before = below("reduce"), bcast_before = below("bcast");
+  pair(comm, call++, 1 << 18, 0); /* 1 MiB of ints */
+  const long reduce_ring = below("reduce"), bcast_ring = below("bcast");
+  for (long i = 0; i < calls; i++, call++) pair(comm, call, 4, 0);
+  const long reduce_after = below("reduce") - reduce_ring, bcast_after = below("bcast") - bcast_ring;
+  MPI_Comm_free(&comm);
+  if (ct.rank == 0 && reduce_before >= 0)
+    printf("cheap_after_ring: below the threshold before the ring: %ld reduces, %ld bcasts; after: %ld reduces, "
+           "%ld bcasts\n",
+           reduce_before, bcast_before, reduce_after, bcast_after);
+  const int status = ct_finish();
+  MPI_Finalize();
+  return status;
+}
