@@ -433,7 +433,7 @@ PlanCacheStats cache_counts;
 std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t count, int rank, int size,
                                              const std::shared_ptr<const planner::Topology>& topology,
                                              const planner::CostModel& model, bool learning, bool staging,
-                                             bool ring_made) {
+                                             bool ring_made, const ClassChoices* adopt) {
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
@@ -452,10 +452,54 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   planner::Request request;
   request.algorithm = choice.algorithm;
   request.segment_bytes = choice.segment_bytes;
-  const bool tune = request.algorithm == "auto" && rt.settings.auto_trials > 0;
+  // Another root's trials decided this class: its choice runs, without trials.
+  const bool adopt_decision = adopt && adopt->decided_root >= 0;
+  const bool tune = request.algorithm == "auto" && rt.settings.auto_trials > 0 && !adopt_decision;
   const bool rule_says_native = request.algorithm == "native";
   const bool native_competes = tune && native_may_compete();
-  if (!rule_says_native) try {
+  if (adopt_decision && adopt->native) {
+    made->native_why = FallbackReason::AutoChoseNative;
+    made->candidates.emplace_back().native = true;
+    if (rank == 0)
+      rt.log->info("auto: {} on {} ranks, root {}: native MPI, as the trials at root {} chose for this size class "
+                   "(no trials)",
+                   planner::to_string(key.collective), size, key.root, adopt->decided_root);
+    return made;
+  }
+  if (!rule_says_native && adopt) try {
+    // Built from the choices priced at another root of this class (or the one its
+    // trials chose), not priced again.
+    const std::vector<planner::Choice> picks =
+        adopt_decision ? std::vector<planner::Choice>{adopt->picks[adopt->chosen]} : adopt->picks;
+    for (const planner::Choice& pick : picks) {
+      Candidate c;
+      c.fingerprint = plan_fingerprint(problem, pick);
+      char id[17];
+      std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(c.fingerprint));
+      c.schedule_id = id;
+      Built built = build_candidate(problem, pick, rank, rt.settings.fault == "invalid-schedule", key,
+                                    topology.get(), c.schedule_id);
+      if (!built.rejected.empty()) return nullptr;  // priced afresh instead
+      c.rank_needs_workspace = writes_accumulator(built.view, rank);
+      c.schedule = std::move(built.view);
+      c.predicted = pick.predicted;
+      c.choice = pick;
+      if (learning) c.gradient = planner::price_gradient(problem, pick);
+      made->candidates.push_back(std::move(c));
+    }
+    if (rank == 0 && rt.log->should_log(spdlog::level::info)) {
+      if (adopt_decision)
+        rt.log->info("auto: {} on {} ranks, root {}: {}, as the trials at root {} chose for this size class (no trials)",
+                     planner::to_string(key.collective), size, key.root, trial_name(made->candidates.front()),
+                     adopt->decided_root);
+      else
+        rt.log->info("auto: {} on {} ranks, root {}: trials of the candidates priced at root {} for this size class",
+                     planner::to_string(key.collective), size, key.root, adopt->priced_root);
+    }
+  } catch (const std::exception&) {
+    return nullptr;  // an adopted choice declines this root: priced afresh instead
+  }
+  if (!rule_says_native && !adopt) try {
     // The model's best schedules (two when tuning, so a wrong model can be overruled),
     // each checked before it may run.
     std::vector<planner::Choice> ranked;
@@ -545,6 +589,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
       c.rank_needs_workspace = writes_accumulator(built.view, rank);
       c.schedule = std::move(built.view);
       c.predicted = pick.predicted;
+      c.choice = pick;
       if (learning) c.gradient = planner::price_gradient(problem, pick);
       made->candidates.push_back(std::move(c));
     }
@@ -700,16 +745,35 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
   }
   std::unique_ptr<CachedPlan> made;
   const PlanRecipe recipe{key, count, rank_, size_, model_, learning_, staging_offered(), staging_ != nullptr};
-  if (!topology_) made = remembered_plan(recipe);
-  if (made) {
-    if (rank_ == 0 && runtime().log->should_log(spdlog::level::info))
+  // Another root of this size class was planned before: its choices are built for this
+  // root (not remembered for other communicators: the plan depends on this one's past).
+  ClassChoices* known = topology_ ? nullptr : class_choices(key);
+  if (known)
+    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.ring_made,
+                            known);
+  if (!made && !topology_) {
+    made = remembered_plan(recipe);
+    if (made && rank_ == 0 && runtime().log->should_log(spdlog::level::info))
       for (const Candidate& c : made->candidates)
         if (!c.native)
           runtime().log->info("schedule as planned before for a communicator of this shape: {}",
                               planner::summarize(c.schedule));
-  } else {
-    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.ring_made);
+  }
+  if (!made) {
+    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.ring_made,
+                            nullptr);
     if (!topology_) remember_plan(recipe, *made);
+  }
+  if (!topology_ && !known && made->trialling()) {
+    // The first root of this size class that trials: its choices, for the others.
+    ClassChoices choices;
+    for (const Candidate& c : made->candidates)
+      if (!c.native) choices.picks.push_back(c.choice);
+    choices.priced_root = key.root;
+    PlanKey any_root = key;
+    any_root.root = -1;
+    class_choices_.emplace_back(any_root, std::move(choices));
+    if (class_choices_.size() > kClassChoices) class_choices_.pop_front();
   }
   plans_bytes_ += made->bytes_held();
   lru_.emplace_front(key, std::move(made));
@@ -731,6 +795,14 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
     cache_counts.most_bytes = std::max(cache_counts.most_bytes, plans_bytes_);
   }
   return *lru_.front().second;
+}
+
+ClassChoices* CommState::class_choices(const PlanKey& key) {
+  PlanKey any_root = key;
+  any_root.root = -1;
+  for (auto& [k, choices] : class_choices_)
+    if (k == any_root) return &choices;
+  return nullptr;
 }
 
 void CommState::learn(const Candidate& c, double seconds) {
@@ -797,6 +869,23 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
   }
   for (std::size_t i = 0; i < live.size(); ++i) learn(plan.candidates[live[i]], agreed[i]);
   plan.trials.end_round(agreed);
+  if (plan.trials.decided() && !topology_) {
+    // The size class's other roots take this decision from now on (ClassChoices).
+    ClassChoices* choices = class_choices(key);
+    if (choices && choices->decided_root < 0) {
+      const Candidate& chosen = plan.candidates[plan.trials.chosen()];
+      choices->decided_root = key.root;
+      choices->native = chosen.native;
+      if (!chosen.native) {
+        auto same = [&](const planner::Choice& c) {
+          return c.algorithm == chosen.choice.algorithm && c.segment_bytes == chosen.choice.segment_bytes;
+        };
+        const auto at = std::find_if(choices->picks.begin(), choices->picks.end(), same);
+        choices->chosen = static_cast<int>(at - choices->picks.begin());
+        if (at == choices->picks.end()) choices->picks.push_back(chosen.choice);
+      }
+    }
+  }
   if (plan.trials.decided() && rank_ == 0 && rt.log->should_log(spdlog::level::info)) {
     std::string measured;
     const std::vector<double>& best = plan.trials.best();

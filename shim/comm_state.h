@@ -59,6 +59,7 @@ struct Candidate {
   // How its predicted time moves with the model's alpha, beta, gamma and copy
   // (planner/learn.h), when the communicator learns; zero otherwise.
   planner::ModelGradient gradient{};
+  planner::Choice choice;  // what the schedule was built from (schedules only)
   std::string name() const { return native ? "native" : schedule.algorithm; }
   // The segments for a call of `count` elements, or null when this schedule cannot be
   // cut for it (then the count gets a plan of its own).
@@ -88,6 +89,20 @@ struct CachedPlan {
     return (calls & (calls - 1)) == 0 && (calls & 0x5555555555555555L) != 0;
   }
   std::size_t bytes_held() const;  // memory the plan keeps (views, layouts), for the report
+};
+
+// What auto priced for a size class at the first root that met it (with trials: the
+// schedules' choices, in candidate order), and, once a root's trials have decided, what
+// they chose. A root that meets the class later builds these choices for itself
+// instead of pricing every algorithm again (at 16 ranks, 1 MiB, pricing is most of a
+// plan), and takes a decided choice without trials. Where the communicator has no
+// topology only: one node or a homogeneous network, where roots are alike.
+struct ClassChoices {
+  std::vector<planner::Choice> picks;
+  int priced_root = 0;    // the root they were priced at
+  int decided_root = -1;  // the root whose trials decided (-1: none yet)
+  bool native = false;    // what they decided: native MPI, or picks[chosen]
+  int chosen = -1;
 };
 
 // Identifies calls that get the same plan; every field is identical on all ranks. A
@@ -301,6 +316,12 @@ class CommState {
   bool staging_failed_ = false;
   bool drop_staged_plans_ = false;  // set when the ring fails: plan() drops plans using it
   bool drop_cheap_native_plans_ = false;  // set when the ring is made: plan() drops plans native for being cheap
+  // ClassChoices by the key without its root (root -1), the first made first; at most
+  // kClassChoices, the oldest dropped first (alike on every rank: every rank makes the
+  // same plans at the same calls).
+  std::list<std::pair<PlanKey, ClassChoices>> class_choices_;
+  static constexpr std::size_t kClassChoices = 256;
+  ClassChoices* class_choices(const PlanKey& key);
 };
 
 }  // namespace canopy::shim

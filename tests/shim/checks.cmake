@@ -140,7 +140,7 @@ add_test(NAME "mpi preload: bad rule in CANOPY_CONFIG"
 set_tests_properties("mpi preload: bad rule in CANOPY_CONFIG" PROPERTIES
                      ENVIRONMENT "CANOPY_CONFIG=${shim_tests}/bad_rule_config.json" LABELS "mpi;preload" TIMEOUT 120)
 # ---- robustness: fallback reasons, fault injection, threads, CANOPY_VERIFY, memory ----
-foreach(prog fallbacks threads mismatch soak varying_counts native_shortcut ring_reuse cheap_after_ring)
+foreach(prog fallbacks threads mismatch soak varying_counts native_shortcut ring_reuse cheap_after_ring root_classes)
   add_executable(${prog} ${shim_tests}/${prog}.c ${shim_tests}/canopy_check.h)
   set_target_properties(${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
   target_compile_definitions(${prog} PRIVATE _GNU_SOURCE)
@@ -303,6 +303,18 @@ canopy_add_mpi_test(NAME "mpi preload: cheap calls after the ring np2" TARGET ch
 canopy_add_mpi_test(NAME "mpi native: varying counts np3" TARGET varying_counts NP 3)
 canopy_add_mpi_test(NAME "mpi preload: varying counts np3" TARGET varying_counts NP 3 PRELOAD
                     PASS_REGULAR_EXPRESSION "made [0-9]+ plans \\(at most [0-9]+ allowed\\) for 1200 calls")
+
+# A size class at several roots is priced once (shim/comm_state.h, ClassChoices): 3 ranks,
+# 64 KiB at root 0 until its trials decide, then at roots 1 and 2, which take that
+# decision without trials (2 roots x 2 collectives); then 1 MiB at rotating roots from
+# the first call, where roots 1 and 2 build the candidates priced at root 0 (4 more).
+canopy_add_mpi_test(NAME "mpi native: root classes np3" TARGET root_classes NP 3)
+add_test(NAME "mpi preload: root classes np3"
+         COMMAND bash ${shim_tests}/expect_counts.sh "4=as the trials at root 0 chose for this size class"
+                 "4=the candidates priced at root 0"
+                 -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:root_classes>)
+set_tests_properties("mpi preload: root classes np3" PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=info"
+                     LABELS "mpi;preload" TIMEOUT 120)
 
 # ---- CANOPY_TOPOLOGY: a topology file, and what discovery logs -----------------------
 # three_sites.json: 5 ranks as 3 sites on 3 nodes (0,1 | 2,3 | 4), slow links between
