@@ -6,9 +6,9 @@
 // Made once per communicator, on the first call that runs a staged schedule (every rank
 // runs the same schedule at the same call, so every rank makes it there): MPI-3
 // MPI_Win_allocate_shared on each node's part of Canopy's private communicator, which
-// works alike on MPICH and Open MPI and needs no permissions beyond MPI's own, or one
-// POSIX shared-memory segment per node (shm_open in /dev/shm, as both MPIs' own shared
-// memory), which needs no blocking collective. Steps name peers by their rank in the
+// works alike on MPICH and Open MPI and needs no permissions beyond MPI's own, or a
+// POSIX shared-memory segment per rank that the node's ranks all map (shm_open in
+// /dev/shm, as both MPIs' own shared memory), which needs no blocking collective. Steps name peers by their rank in the
 // communicator; the ring translates them to their part of the node's memory.
 // Each rank owns `entries` entries of kEntryBytes plus one cache line of flags per entry:
 //   published  the tag of the stage the entry holds (written last, with release order);
@@ -100,9 +100,12 @@ class StagingRing {
   // How long this rank spent making the memory that worked (for the debug log: at 16
   // ranks the ring's creation is most of a first call's cost), and which it is.
   double allocate_seconds() const { return allocate_seconds_; }
-  // "MPI_Win_allocate_shared", or "POSIX shared memory /canopy-<pid>-<n>" (a name already
-  // removed from /dev/shm once the ring exists).
-  std::string memory() const { return mapping_ ? "POSIX shared memory " + posix_name_ : "MPI_Win_allocate_shared"; }
+  // "MPI_Win_allocate_shared", or "POSIX shared memory /canopy-<pid>-<n> ..." (a segment
+  // per rank, the node's first rank's named first; names already removed from /dev/shm
+  // once the ring exists).
+  std::string memory() const {
+    return mappings_.empty() ? "MPI_Win_allocate_shared" : "POSIX shared memory " + posix_name_;
+  }
   // Whether create() took over a parked ring rather than making memory.
   bool reused() const { return reused_; }
 
@@ -136,10 +139,16 @@ class StagingRing {
   MPI_Comm node_ = MPI_COMM_NULL;      // the window's communicator (owned)
   MPI_Comm progress_ = MPI_COMM_NULL;  // probed while waiting: node_, or the ring's communicator
   MPI_Win win_ = MPI_WIN_NULL;
-  char* mapping_ = nullptr;  // POSIX memory: the node's segment
-  std::size_t mapping_bytes_ = 0;
-  std::string posix_name_;
-  int segment_pid_ = 0, segment_attempt_ = -1;  // POSIX memory: its creator's, naming it
+  struct Mapping {
+    char* at;
+    std::size_t bytes;
+  };
+  std::vector<Mapping> mappings_;  // POSIX memory: the node's ranks' segments, this rank's first
+  std::string posix_name_;         // their names (for the log; removed from /dev/shm by then)
+  static constexpr int kNamedSegments = 7;  // named in the log besides the node's first rank's
+  // POSIX memory: the node's first rank's process id and attempt, which name the ring
+  // when it is parked and offered again.
+  int segment_pid_ = 0, segment_attempt_ = -1;
   bool reused_ = false;
   int rank_ = 0;
   int entries_ = 0;
