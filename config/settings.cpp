@@ -122,9 +122,9 @@ const std::vector<SettingSpec>& setting_specs() {
        "schedule is 10% faster; 0 trusts the model alone",
        "CANOPY_AUTO_TRIALS=0"},
       {"CANOPY_AUTO_NATIVE_BELOW", "seconds", "5e-6", "a number of seconds from 0 to 1",
-       "With auto, where native MPI may compete and the communicator has no staging ring yet: calls whose best "
-       "schedule the model prices under this keep native MPI with no trial (and the shortcut past Canopy's "
-       "lookups); 0 trials every size",
+       "With auto, where native MPI may compete: calls whose best schedule the model prices under this keep "
+       "native MPI with no trial (and the shortcut past Canopy's lookups; reduces only until the communicator "
+       "has a staging ring); 0 trials every size",
        "CANOPY_AUTO_NATIVE_BELOW=0"},
       {"CANOPY_LEARN", "boolean", "1", kBooleanAllowed,
        "Refit the cost model's alpha, beta, gamma and copy, per communicator, from the times of Canopy's own "

@@ -340,7 +340,7 @@ StagingRing* CommState::staging_ring(int entries) {
           size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3, staging_->memory(),
           staging_->allocate_seconds() * 1e3);
   }
-  // Cheap calls planned before the ring existed kept native MPI without a trial; with a
+  // Cheap reduces planned before the ring existed kept native MPI without a trial; with a
   // ring their staged schedules may beat it, so they are planned again (plan()).
   if (staging_) drop_cheap_native_plans_ = true;
   if (!staging_) {
@@ -428,6 +428,37 @@ namespace {
 ThreadLock cache_stats_mutex;
 PlanCacheStats cache_counts;
 
+// A candidate of `pick` for `rank`: its schedule's view, identity and price, or the
+// reason the validator rejected it (`rejected`; the candidate is then empty).
+struct CandidateBuild {
+  Candidate candidate;
+  std::string rejected;
+  std::vector<std::vector<planner::Step>> whole_steps;  // Built::whole_steps
+};
+
+CandidateBuild candidate_for(const planner::Problem& problem, const planner::Choice& pick, int rank,
+                             const PlanKey& key, const planner::Topology* topology, bool learning) {
+  CandidateBuild out;
+  Candidate& c = out.candidate;
+  c.fingerprint = plan_fingerprint(problem, pick);
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(c.fingerprint));
+  c.schedule_id = id;
+  Built built =
+      build_candidate(problem, pick, rank, runtime().settings.fault == "invalid-schedule", key, topology, c.schedule_id);
+  if (!built.rejected.empty()) {
+    out.rejected = std::move(built.rejected);
+    return out;
+  }
+  c.rank_needs_workspace = writes_accumulator(built.view, rank);
+  c.schedule = std::move(built.view);
+  c.predicted = pick.predicted;
+  c.choice = pick;
+  if (learning) c.gradient = planner::price_gradient(problem, pick);
+  out.whole_steps = std::move(built.whole_steps);
+  return out;
+}
+
 // The candidates for `key` on `rank` of a communicator of `size` ranks: priced by the
 // planner (planner/select.h), the best ones built as this rank's views.
 std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t count, int rank, int size,
@@ -472,20 +503,9 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     const std::vector<planner::Choice> picks =
         adopt_decision ? std::vector<planner::Choice>{adopt->picks[adopt->chosen]} : adopt->picks;
     for (const planner::Choice& pick : picks) {
-      Candidate c;
-      c.fingerprint = plan_fingerprint(problem, pick);
-      char id[17];
-      std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(c.fingerprint));
-      c.schedule_id = id;
-      Built built = build_candidate(problem, pick, rank, rt.settings.fault == "invalid-schedule", key,
-                                    topology.get(), c.schedule_id);
+      CandidateBuild built = candidate_for(problem, pick, rank, key, topology.get(), learning);
       if (!built.rejected.empty()) return nullptr;  // priced afresh instead
-      c.rank_needs_workspace = writes_accumulator(built.view, rank);
-      c.schedule = std::move(built.view);
-      c.predicted = pick.predicted;
-      c.choice = pick;
-      if (learning) c.gradient = planner::price_gradient(problem, pick);
-      made->candidates.push_back(std::move(c));
+      made->candidates.push_back(std::move(built.candidate));
     }
     if (rank == 0 && rt.log->should_log(spdlog::level::info)) {
       if (adopt_decision)
@@ -554,12 +574,17 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     // point-to-point schedule gets (two ranks: 0.3-0.5 us for 8 B to 1 KiB natively, no
     // such schedule faster), and trials of calls this short measure the clock and the
     // first calls' warm-up more than the calls (1 rank, 8 B: native measured 56 ns in
-    // trials, 21 ns after). Not where the communicator's staging ring exists already:
-    // through it these calls beat MPI's short path (2 ranks, MPICH 4.0.2, back to back:
-    // reduce 8 B 0.14-0.26 us against 0.28-0.41, 4 KiB 0.50-0.58 against 1.4-2.1), and
-    // trialling them then costs no ring (making one for 8-byte calls would: about 0.5
-    // ms at 2 ranks, 6-10 ms at 16, paid back only after thousands of calls).
-    if (native_competes && best_price < rt.settings.auto_native_below && !(staging && ring_made)) {
+    // trials, 21 ns after). Not for a reduce where the communicator's staging ring
+    // exists already: through it these calls beat MPI's short path (2 ranks, MPICH 4.0.2,
+    // back to back: 8 B 0.14-0.26 us against 0.28-0.41, 4 KiB 0.50-0.58 against 1.4-2.1;
+    // 16 ranks, 4 KiB 5.6-7.4 against 11-16), and trialling them then costs no ring
+    // (making one for 8-byte calls would: about 0.5 ms at 2 ranks, 6-10 ms at 16, paid
+    // back only after thousands of calls). A broadcast keeps the rule: its trials' short
+    // batches (at most 16 calls) do not fill the ring's 2p entries, so they measured a
+    // 16-rank 8 B shm-bcast at 0.6-1.0 us where back to back it takes 3.1-3.7, against
+    // Open MPI's 0.75 (whose own first calls the trials saw at 4-5.5 us).
+    const bool ring_beats_short_path = staging && ring_made && key.collective == planner::Collective::Reduce;
+    if (native_competes && best_price < rt.settings.auto_native_below && !ring_beats_short_path) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
       wanted = 0;
     }
@@ -568,13 +593,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
       if (made->candidates.size() == wanted) break;
       // A schedule the model prices far above the best is not worth a trial.
       if (!made->candidates.empty() && pick.predicted > kTrialPriceRatio * best_price) continue;
-      Candidate c;
-      c.fingerprint = plan_fingerprint(problem, pick);
-      char id[17];
-      std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(c.fingerprint));
-      c.schedule_id = id;
-      Built built = build_candidate(problem, pick, rank, rt.settings.fault == "invalid-schedule", key,
-                                    topology.get(), c.schedule_id);
+      CandidateBuild built = candidate_for(problem, pick, rank, key, topology.get(), learning);
       if (!built.rejected.empty()) {
         if (rank == 0) rt.log->warn("{}", built.rejected);
         continue;
@@ -586,12 +605,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
           std::find(kept_steps.begin(), kept_steps.end(), built.whole_steps) != kept_steps.end())
         continue;
       if (!built.whole_steps.empty()) kept_steps.push_back(std::move(built.whole_steps));
-      c.rank_needs_workspace = writes_accumulator(built.view, rank);
-      c.schedule = std::move(built.view);
-      c.predicted = pick.predicted;
-      c.choice = pick;
-      if (learning) c.gradient = planner::price_gradient(problem, pick);
-      made->candidates.push_back(std::move(c));
+      made->candidates.push_back(std::move(built.candidate));
     }
     if (made->candidates.empty() && wanted > 0) {
       made->native_why = FallbackReason::ValidatorRejected;
@@ -707,34 +721,18 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
     // The staging ring could not be made (every rank learnt it at the same call): the
     // plans that offered staged schedules are made again without them.
     drop_staged_plans_ = false;
-    for (auto p = lru_.begin(); p != lru_.end();) {
-      const auto& candidates = p->second->candidates;
-      const bool staged = std::any_of(candidates.begin(), candidates.end(),
-                                      [](const Candidate& c) { return !c.native && c.schedule.uses_staging(); });
-      if (!staged) {
-        ++p;
-        continue;
-      }
-      plans_bytes_ -= p->second->bytes_held();
-      plans_.erase(p->first);
-      p = lru_.erase(p);
-      generation_.fetch_add(1, std::memory_order_relaxed);
-    }
+    drop_plans([](const PlanKey&, const CachedPlan& plan) {
+      return std::any_of(plan.candidates.begin(), plan.candidates.end(),
+                         [](const Candidate& c) { return !c.native && c.schedule.uses_staging(); });
+    });
   }
   if (drop_cheap_native_plans_) {
-    // The staging ring was made (at the same call on every rank): plans that kept native
-    // for being cheap are made again, now with trials of the staged schedules.
+    // The staging ring was made (at the same call on every rank): reduce plans that kept
+    // native for being cheap are made again, now with trials of the staged schedules.
     drop_cheap_native_plans_ = false;
-    for (auto p = lru_.begin(); p != lru_.end();) {
-      if (p->second->native_why != FallbackReason::AutoBelowThreshold) {
-        ++p;
-        continue;
-      }
-      plans_bytes_ -= p->second->bytes_held();
-      plans_.erase(p->first);
-      p = lru_.erase(p);
-      generation_.fetch_add(1, std::memory_order_relaxed);
-    }
+    drop_plans([](const PlanKey& key, const CachedPlan& plan) {
+      return plan.native_why == FallbackReason::AutoBelowThreshold && key.collective == planner::Collective::Reduce;
+    });
   }
   auto it = plans_.find(key);
   if (it != plans_.end()) {
@@ -795,6 +793,19 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
     cache_counts.most_bytes = std::max(cache_counts.most_bytes, plans_bytes_);
   }
   return *lru_.front().second;
+}
+
+void CommState::drop_plans(const std::function<bool(const PlanKey&, const CachedPlan&)>& drop) {
+  for (auto p = lru_.begin(); p != lru_.end();) {
+    if (!drop(p->first, *p->second)) {
+      ++p;
+      continue;
+    }
+    plans_bytes_ -= p->second->bytes_held();
+    plans_.erase(p->first);
+    p = lru_.erase(p);
+    generation_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 ClassChoices* CommState::class_choices(const PlanKey& key) {

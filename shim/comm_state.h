@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <list>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -315,13 +316,16 @@ class CommState {
   std::vector<int> ring_world_ranks_;  // the processes staging_ serves (for StagingRing::park)
   bool staging_failed_ = false;
   bool drop_staged_plans_ = false;  // set when the ring fails: plan() drops plans using it
-  bool drop_cheap_native_plans_ = false;  // set when the ring is made: plan() drops plans native for being cheap
+  bool drop_cheap_native_plans_ = false;  // set when the ring is made: plan() drops reduces native for being cheap
   // ClassChoices by the key without its root (root -1), the first made first; at most
   // kClassChoices, the oldest dropped first (alike on every rank: every rank makes the
   // same plans at the same calls).
   std::list<std::pair<PlanKey, ClassChoices>> class_choices_;
   static constexpr std::size_t kClassChoices = 256;
   ClassChoices* class_choices(const PlanKey& key);
+  // Drops the cached plans `drop` says (a changed generation: shortcuts to them go);
+  // called where every rank drops alike.
+  void drop_plans(const std::function<bool(const PlanKey&, const CachedPlan&)>& drop);
 };
 
 }  // namespace canopy::shim

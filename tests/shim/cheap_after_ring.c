@@ -1,6 +1,6 @@
-/* cheap_after_ring: calls that auto keeps native for being cheap (priced under
+/* cheap_after_ring: reduces that auto keeps native for being cheap (priced under
  * CANOPY_AUTO_NATIVE_BELOW) are trialled again once the communicator has a staging
- * ring (shim/comm_state.cpp, make_cached_plan): 200 reduces and bcasts of 4 ints on a
+ * ring, bcasts are not (shim/comm_state.cpp, make_cached_plan): 200 reduces and bcasts of 4 ints on a
  * duplicate of MPI_COMM_WORLD, then one of 1 MiB (whose staged schedule makes the
  * ring), then 200 more of 4 ints. Every result is checked; with Canopy preloaded the
  * last line says how many of the small calls were counted under auto-below-threshold
