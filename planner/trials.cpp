@@ -16,11 +16,13 @@ constexpr int kMaxBatch = 16;
 
 }  // namespace
 
-int trial_batch(double predicted_seconds) {
+int trial_batch(double predicted_seconds, int staging_entries) {
   if (predicted_seconds >= kSingleCallSeconds) return 1;
-  if (!(predicted_seconds > 0)) return kMaxBatch;
+  const int ring_full = 2 * std::max(staging_entries, 0);
+  if (!(predicted_seconds > 0)) return std::max(kMaxBatch, ring_full);
   const double more = std::ceil(kBatchSeconds / predicted_seconds);
-  return static_cast<int>(std::clamp(1.0 + more, 2.0, static_cast<double>(kMaxBatch)));
+  const int batch = static_cast<int>(std::clamp(1.0 + more, 2.0, static_cast<double>(kMaxBatch)));
+  return std::max(batch, ring_full);
 }
 
 Trials::Trials(int candidates, int native, TrialSettings settings)

@@ -50,8 +50,13 @@ struct TrialSettings {
 
 // Calls per batch for candidates predicted to take `predicted_seconds` a call: enough
 // back-to-back calls to measure microsecond calls, one for calls of a millisecond or
-// more (where one call is long enough and trials are expensive).
-int trial_batch(double predicted_seconds);
+// more (where one call is long enough and trials are expensive). Where a candidate
+// stages through a ring of `staging_entries` entries per rank (0: none), a batch of
+// short calls is at least twice that long: back to back, such calls run ahead into the
+// ring's free entries until it is full, and only then wait for the slowest reader, which
+// is their steady state (16 ranks, 8 B shm-bcast: 0.6-1.0 us a call in batches of 16,
+// 3.1-3.7 back to back).
+int trial_batch(double predicted_seconds, int staging_entries = 0);
 
 class Trials {
  public:

@@ -626,7 +626,9 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   if (tune && made->candidates.size() > 1) {
     planner::TrialSettings trial;
     trial.rounds = rt.settings.auto_trials;
-    trial.batch = planner::trial_batch(made->candidates.front().predicted);
+    int staging_entries = 0;  // the ring's, where a candidate stages through it
+    for (const Candidate& c : made->candidates) staging_entries = std::max(staging_entries, c.schedule.staging_entries);
+    trial.batch = planner::trial_batch(made->candidates.front().predicted, staging_entries);
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
   }
 

@@ -139,4 +139,10 @@ TEST_CASE("Trials: one candidate needs no trial; batches follow the predicted ti
   CHECK(trial_batch(10e-6) == 6);  // 1 unmeasured + 5 calls of about 50 us in all
   CHECK(trial_batch(1e-6) == 16);
   CHECK(trial_batch(0) == 16);
+  // Staged candidates: at least two rings' worth of short calls, none for long ones.
+  CHECK(trial_batch(1e-6, 32) == 64);
+  CHECK(trial_batch(100e-6, 8) == 16);
+  CHECK(trial_batch(1e-6, 4) == 16);
+  CHECK(trial_batch(5e-3, 32) == 1);
+  CHECK(trial_batch(0, 32) == 64);
 }
