@@ -578,11 +578,12 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     // exists already: through it these calls beat MPI's short path (2 ranks, MPICH 4.0.2,
     // back to back: 8 B 0.14-0.26 us against 0.28-0.41, 4 KiB 0.50-0.58 against 1.4-2.1;
     // 16 ranks, 4 KiB 5.6-7.4 against 11-16), and trialling them then costs no ring
-    // (making one for 8-byte calls would: about 0.5 ms at 2 ranks, 6-10 ms at 16, paid
-    // back only after thousands of calls). A broadcast keeps the rule: its trials' short
-    // batches (at most 16 calls) do not fill the ring's 2p entries, so they measured a
-    // 16-rank 8 B shm-bcast at 0.6-1.0 us where back to back it takes 3.1-3.7, against
-    // Open MPI's 0.75 (whose own first calls the trials saw at 4-5.5 us).
+    // (making one for 8-byte calls would: about 0.5 ms at 2 ranks, 1.6-2.7 ms at 16, paid
+    // back only after thousands of calls). A broadcast keeps the rule: trials in batches
+    // that did not fill the ring's 2p entries (at most 16 calls) measured a 16-rank 8 B
+    // shm-bcast at 0.6-1.0 us where back to back it takes 3.1-3.7, against Open MPI's
+    // 0.75 (whose own first calls the trials saw at 4-5.5 us). The batches outlast the
+    // ring now (planner::trial_batch); small broadcasts are not measured with them yet.
     const bool ring_beats_short_path = staging && ring_made && key.collective == planner::Collective::Reduce;
     if (native_competes && best_price < rt.settings.auto_native_below && !ring_beats_short_path) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
