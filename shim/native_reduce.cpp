@@ -1,5 +1,8 @@
 #include "shim/native_reduce.h"
 
+#include "shim/datatype.h"
+
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -17,33 +20,27 @@ int read_number(std::string_view text, std::size_t& at) {
 }
 
 // A copy of `count` elements of `datatype` from `from`, laid out as they are there
-// (`at` points where `from` would), or null where it cannot be made.
-std::unique_ptr<char[]> copy_elements(const void* from, int count, MPI_Datatype datatype, MPI_Comm comm,
-                                      char*& at) {
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  int size = 0;
-  if (PMPI_Type_get_extent(datatype, &lb, &extent) != MPI_SUCCESS ||
-      PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent) != MPI_SUCCESS ||
-      PMPI_Type_size(datatype, &size) != MPI_SUCCESS || extent < 0 || true_extent < 0 || size < 0)
-    return nullptr;
-  const MPI_Aint span = true_extent + static_cast<MPI_Aint>(count - 1) * extent;
+// (`at` points where `from` would), or null where it cannot be made (a layout Canopy
+// does not address, no memory, an MPI error). A dense type is one memcpy; others go
+// through MPI's pack and unpack (no message, so nothing meets the program's own on
+// MPI_COMM_SELF), which touch the data alone: the holes of the span may not even be
+// memory the program owns.
+std::unique_ptr<char[]> copy_elements(const void* from, int count, MPI_Datatype datatype, char*& at) {
+  DatatypeLayout layout;
+  if (!describe_datatype(datatype, layout)) return nullptr;
+  const std::int64_t span = layout.span(count);
   std::unique_ptr<char[]> copy(new (std::nothrow) char[span > 0 ? span : 1]);
   if (!copy) return nullptr;
-  at = copy.get() - true_lb;
-  if (static_cast<MPI_Aint>(count) * size == span) {  // every byte of the span is data
-    std::memcpy(copy.get(), static_cast<const char*>(from) + true_lb, static_cast<std::size_t>(span));
+  at = layout.origin(copy.get());
+  const std::int64_t bytes = static_cast<std::int64_t>(count) * layout.size;
+  if (layout.dense) {
+    std::memcpy(at, from, static_cast<std::size_t>(bytes));
     return copy;
   }
-  // Holes in the type map: MPI's datatype engine copies the data alone (the holes of
-  // the span may not even be memory the program owns).
-  int packed_bytes = 0;
-  if (PMPI_Pack_size(count, datatype, comm, &packed_bytes) != MPI_SUCCESS || packed_bytes < 0) return nullptr;
-  std::unique_ptr<char[]> packed(new (std::nothrow) char[packed_bytes > 0 ? packed_bytes : 1]);
-  if (!packed) return nullptr;
-  int position = 0;
-  if (PMPI_Pack(from, count, datatype, packed.get(), packed_bytes, &position, comm) != MPI_SUCCESS) return nullptr;
-  position = 0;
-  if (PMPI_Unpack(packed.get(), packed_bytes, &position, at, count, datatype, comm) != MPI_SUCCESS) return nullptr;
+  std::unique_ptr<char[]> packed(new (std::nothrow) char[bytes > 0 ? bytes : 1]);
+  if (!packed || pack_elements(from, count, datatype, packed.get(), bytes, MPI_COMM_SELF) != MPI_SUCCESS ||
+      unpack_elements(packed.get(), bytes, at, count, datatype, MPI_COMM_SELF) != MPI_SUCCESS)
+    return nullptr;
   return copy;
 }
 
@@ -80,7 +77,7 @@ int native_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
       rank != root)
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
   char* at = nullptr;
-  const std::unique_ptr<char[]> copy = copy_elements(recvbuf, count, datatype, comm, at);
+  const std::unique_ptr<char[]> copy = copy_elements(recvbuf, count, datatype, at);
   if (!copy) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
   return PMPI_Reduce(at, recvbuf, count, datatype, op, root, comm);
 }

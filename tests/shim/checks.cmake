@@ -178,7 +178,8 @@ endif()
 # reduce_matrix's in-place cases at non-zero roots (235 at 3 ranks, contiguous types),
 # and differential's seed 2, whose in-place cases at non-zero roots include derived
 # types with holes (copied by MPI's pack and unpack). Both crashed before.
-add_executable(native_reduce_check ${shim_tests}/native_reduce_check.cpp ${PROJECT_SOURCE_DIR}/shim/native_reduce.cpp)
+add_executable(native_reduce_check ${shim_tests}/native_reduce_check.cpp ${PROJECT_SOURCE_DIR}/shim/native_reduce.cpp
+                                   ${PROJECT_SOURCE_DIR}/shim/datatype.cpp)
 target_include_directories(native_reduce_check PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(native_reduce_check PRIVATE MPI::MPI_C)
 canopy_add_mpi_test(NAME "mpi native: which MPIs get the in-place copy" TARGET native_reduce_check NP 1
