@@ -126,6 +126,12 @@ const std::vector<SettingSpec>& setting_specs() {
        "native MPI with no trial (and the shortcut past Canopy's lookups; reduces only until the communicator "
        "has a staging ring); 0 trials every size",
        "CANOPY_AUTO_NATIVE_BELOW=0"},
+      {"CANOPY_RING_AFTER", "seconds", "0.01", "a number of seconds from 0 to 3600, or off",
+       "With auto: once a communicator's reduces kept native for being cheap (CANOPY_AUTO_NATIVE_BELOW) add up "
+       "to this, as the model prices them, its staging ring is made for them (CANOPY_SHM) and they are trialled "
+       "against native MPI through it, which small reduces on one node usually beat; a larger call makes the "
+       "ring earlier. off: only larger calls make it",
+       "CANOPY_RING_AFTER=off"},
       {"CANOPY_LEARN", "boolean", "1", kBooleanAllowed,
        "Refit the cost model's alpha, beta, gamma and copy, per communicator, from the times of Canopy's own "
        "calls that the ranks agree on (trial rounds, and a sample every so many calls)",
@@ -289,6 +295,16 @@ ParseResult parse_settings(const Environment& env) {
       bad("CANOPY_AUTO_NATIVE_BELOW", *v, "a number of seconds from 0 to 1", "using 5e-6");
     else
       s.auto_native_below = x;
+  }
+  if (const auto* v = find("CANOPY_RING_AFTER")) {
+    char* end = nullptr;
+    errno = 0;
+    const double x = std::strtod(v->c_str(), &end);
+    if (*v == "off") s.ring_after = -1;
+    else if (v->empty() || *end != '\0' || errno != 0 || !(x >= 0) || x > 3600)
+      bad("CANOPY_RING_AFTER", *v, "a number of seconds from 0 to 3600, or off", "using 0.01");
+    else
+      s.ring_after = x;
   }
   boolean("CANOPY_LEARN", s.learn, true, "learning");
   if (const auto* v = find("CANOPY_LOG_LEVEL")) {

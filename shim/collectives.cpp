@@ -149,6 +149,7 @@ struct NativeShortcut {
   CommState::PlanHandle where;
   std::int64_t bytes = 0;
   FallbackReason why = FallbackReason::AutoChoseNative;
+  double cheap_price = 0;  // CachedPlan::cheap_price, where why is AutoBelowThreshold
   RecordCache* stats = nullptr;
 
   bool matches(MPI_Comm c, MPI_Datatype t, MPI_Op o, int n, int r) const {
@@ -170,6 +171,12 @@ bool predefined_op(MPI_Op op) {
   return op == MPI_OP_NULL;  // a broadcast has none
 }
 
+// No shortcut for `comm`'s next call of `collective`: its plan is about to be made again.
+void forget_native(planner::Collective collective, MPI_Comm comm) {
+  NativeShortcut& s = shortcuts[collective == planner::Collective::Reduce ? 0 : 1];
+  if (s.comm == comm) s.comm = MPI_COMM_NULL;
+}
+
 // After a call: where its plan has decided on native, the shortcut for its arguments.
 void remember_native(planner::Collective collective, CommState& state, CachedPlan& plan, CommState::PlanHandle where,
                      MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count, int root, std::int64_t bytes) {
@@ -177,7 +184,7 @@ void remember_native(planner::Collective collective, CommState& state, CachedPla
   NativeShortcut& s = shortcuts[collective == planner::Collective::Reduce ? 0 : 1];
   if (plan.trialling() || !plan.candidates[plan.current()].native || rt.concurrent_calls() || rt.settings.verify ||
       !predefined_type(type) || !predefined_op(op)) {
-    if (s.comm == comm) s.comm = MPI_COMM_NULL;  // not for this communicator's next call
+    forget_native(collective, comm);  // not for this communicator's next call
     return;
   }
   Candidate& c = plan.candidates[plan.current()];
@@ -191,6 +198,7 @@ void remember_native(planner::Collective collective, CommState& state, CachedPla
   s.state = &state;
   s.where = where;
   s.bytes = bytes;
+  s.cheap_price = plan.cheap_price;
   s.stats = &c.native_stats[static_cast<int>(s.why)];
 }
 
@@ -310,7 +318,10 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
   if (rt.always_native(planner::Collective::Reduce)) return fallback(FallbackReason::AlgorithmNative);
   if (const NativeShortcut& s = shortcuts[0]; s.matches(comm, datatype, op, count, root)) {
     s.state->touch(s.where);
-    return run_native(planner::Collective::Reduce, comm, root, s.bytes, s.why, native, s.stats);
+    const int err = run_native(planner::Collective::Reduce, comm, root, s.bytes, s.why, native, s.stats);
+    if (s.why == FallbackReason::AutoBelowThreshold && s.state->after_cheap_reduce(s.cheap_price))
+      forget_native(planner::Collective::Reduce, comm);
+    return err;
   }
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
@@ -349,6 +360,10 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                    c.fusions_for(state->rank(), b.input_is_accumulator), state->executor_scratch());
   };
   const int err = run_plan(*state, *plan, key, count, segments, comm, schedule, native);
+  if (plan->native_why == FallbackReason::AutoBelowThreshold && state->after_cheap_reduce(plan->cheap_price)) {
+    forget_native(planner::Collective::Reduce, comm);  // the plan is made again at the next call
+    return err;
+  }
   remember_native(planner::Collective::Reduce, *state, *plan, where, comm, datatype, op, count, root,
                   count * key.element_bytes);
   return err;

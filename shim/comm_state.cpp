@@ -299,6 +299,27 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
 
 }  // namespace
 
+bool CommState::after_cheap_reduce(double price) {
+  const Runtime& rt = runtime();
+  if (cheap_ring_done_ || staging_ || staging_failed_ || rt.settings.ring_after < 0) return false;
+  cheap_reduce_seconds_ += price;
+  ++cheap_reduce_calls_;
+  if (cheap_reduce_seconds_ < rt.settings.ring_after) return false;
+  cheap_ring_done_ = true;
+  // Why a price and not a count: the ring costs the same whatever the calls' size
+  // (0.5 ms at 2 ranks, 1.6-2.7 ms at 16) and pays back per call in proportion to the
+  // call (2 ranks: 8 B 0.4 -> 0.3 us, 4 KiB 3.5 -> 0.4, 16 KiB 10 -> 2.1; docs/performance.md),
+  // so small calls wait longer for it. Where no ring is offered the rule is done.
+  if (!staging_offered() || !private_ready()) return false;
+  if (rank_ == 0)
+    rt.log->info("reduce on {} ranks: {} calls kept native for being cheap have cost {:.2f} ms as the model "
+                 "prices them (CANOPY_RING_AFTER={}): the staging ring is made for them, and they are trialled "
+                 "against native MPI through it",
+                 size_, cheap_reduce_calls_, cheap_reduce_seconds_ * 1e3, rt.settings.ring_after);
+  staging_ring(planner::staging_entries_for(topology_ ? planner::largest_node(*topology_) : size_));
+  return true;
+}
+
 bool CommState::staging_offered() const {
   const Runtime& rt = runtime();
   // One node by the world topology when there is one (a file may describe sites the
@@ -587,6 +608,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     const bool ring_beats_short_path = staging && ring_made && key.collective == planner::Collective::Reduce;
     if (native_competes && best_price < rt.settings.auto_native_below && !ring_beats_short_path) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
+      made->cheap_price = best_price;
       wanted = 0;
     }
     std::vector<std::vector<std::vector<planner::Step>>> kept_steps;  // of the candidates kept, where built whole

@@ -77,6 +77,9 @@ struct CachedPlan {
   planner::Trials trials{1, -1, planner::TrialSettings{}};  // decided at once unless replaced
   std::string native_reason;          // why only native is possible, for the log
   FallbackReason native_why = FallbackReason::PlanningError;  // the same, as a counted reason
+  // Where native_why is AutoBelowThreshold: the model's price of the best schedule, which
+  // CANOPY_RING_AFTER adds up (CommState::after_cheap_reduce).
+  double cheap_price = 0;
 
   long calls = 0;  // calls made with the plan, trials included
 
@@ -260,6 +263,13 @@ class CommState {
   // them failed, the nodes are known (a topology, or MPI_Init found one node) and no node
   // holds more of the ranks than a ring is offered to (planner/staged.h).
   bool staging_offered() const;
+  // CANOPY_RING_AFTER: called after each reduce that ran native for being cheap (a plan
+  // whose native_why is AutoBelowThreshold), with the model's price of it. Once those
+  // prices add up to the setting, makes the staging ring (collective: the same calls and
+  // prices on every rank reach the sum at the same call), so that plan() makes those
+  // plans again with trials through it. True when the plans may have changed: the
+  // caller's plan is stale and no shortcut may point to it.
+  bool after_cheap_reduce(double price);
   // The ring if it was made (never makes one: not collective).
   StagingRing* staging_if_made() { return staging_.get(); }
   // Frees the staging ring (collective over the node).
@@ -317,6 +327,11 @@ class CommState {
   bool staging_failed_ = false;
   bool drop_staged_plans_ = false;  // set when the ring fails: plan() drops plans using it
   bool drop_cheap_native_plans_ = false;  // set when the ring is made: plan() drops reduces native for being cheap
+  // CANOPY_RING_AFTER: the prices and number of this communicator's cheap reduces so far,
+  // and whether the rule is done here (a ring made or found impossible).
+  double cheap_reduce_seconds_ = 0;
+  long cheap_reduce_calls_ = 0;
+  bool cheap_ring_done_ = false;
   // ClassChoices by the key without its root (root -1), the first made first; at most
   // kClassChoices, the oldest dropped first (alike on every rank: every rank makes the
   // same plans at the same calls).

@@ -74,6 +74,10 @@ TEST_CASE("settings: a bad value gives one clear error and a safe fallback", "[c
       {"CANOPY_PROBE_BYTES", "0", "an integer from 1 to 67108864"},
       {"CANOPY_PROBE_BYTES", "67108865", "an integer from 1 to 67108864"},
       {"CANOPY_PROBE_BYTES", "64k", "an integer from 1 to 67108864"},
+      {"CANOPY_RING_AFTER", "-1", "a number of seconds from 0 to 3600, or off"},
+      {"CANOPY_RING_AFTER", "3601", "a number of seconds from 0 to 3600, or off"},
+      {"CANOPY_RING_AFTER", "never", "a number of seconds from 0 to 3600, or off"},
+      {"CANOPY_RING_AFTER", "", "a number of seconds from 0 to 3600, or off"},
   };
   for (const Case& c : cases) {
     INFO(c.var << "=" << c.value);
@@ -92,6 +96,16 @@ TEST_CASE("settings: a bad value gives one clear error and a safe fallback", "[c
   CHECK(seg.reduce_algorithm == "native");
   CHECK(seg.bcast_algorithm == "native");
   CHECK(parse_settings({{"CANOPY_LOG_LEVEL", "loud"}}).settings.log_level == "warn");
+}
+
+TEST_CASE("settings: CANOPY_RING_AFTER", "[config]") {
+  CHECK(parse_settings({}).settings.ring_after == 0.01);
+  CHECK(parse_settings({{"CANOPY_RING_AFTER", "0"}}).settings.ring_after == 0);
+  CHECK(parse_settings({{"CANOPY_RING_AFTER", "2.5e-3"}}).settings.ring_after == 2.5e-3);
+  CHECK(parse_settings({{"CANOPY_RING_AFTER", "3600"}}).settings.ring_after == 3600);
+  CHECK(parse_settings({{"CANOPY_RING_AFTER", "off"}}).settings.ring_after < 0);
+  // A bad value keeps the default rather than switching the rule off or on at once.
+  CHECK(parse_settings({{"CANOPY_RING_AFTER", "soon"}}).settings.ring_after == 0.01);
 }
 
 TEST_CASE("settings: CANOPY_TOPOLOGY, CANOPY_RHO and CANOPY_PROBE_BYTES", "[config]") {

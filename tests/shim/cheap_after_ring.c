@@ -5,6 +5,12 @@
  * ring), then 200 more of 4 ints. Every result is checked; with Canopy preloaded the
  * last line says how many of the small calls were counted under auto-below-threshold
  * before and after the ring (canopy_fallback_count, this rank). Options: --calls=N.
+ *
+ * --alone=made|off: no 1 MiB call; only the small pairs, 2 x --calls of them. With
+ * Canopy preloaded the cheap reduces alone make the ring (CANOPY_RING_AFTER, set low
+ * by the test) or never do (CANOPY_RING_AFTER=off), and the program checks which: made,
+ * some but not all of the reduces counted below the threshold (the rest trialled or
+ * decided after the ring); off, all of them; every bcast below the threshold either way.
  */
 #include "canopy_check.h"
 
@@ -41,11 +47,34 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   ct_init("cheap_after_ring", ct_seed_from(argc, argv, 3));
   long calls = 200;
-  for (int i = 1; i < argc; i++)
+  const char *alone = NULL;
+  for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--calls=", 8) == 0) calls = atol(argv[i] + 8);
+    if (strncmp(argv[i], "--alone=", 8) == 0) alone = argv[i] + 8;
+  }
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   long call = 0;
+  if (alone) {
+    for (long i = 0; i < 2 * calls; i++, call++) pair(comm, call, 4, 0);
+    const long reduces = below("reduce"), bcasts = below("bcast");
+    MPI_Comm_free(&comm);
+    if (reduces >= 0) {
+      if (ct.rank == 0)
+        printf("cheap_after_ring: small calls alone: below the threshold %ld of %ld reduces, %ld of %ld bcasts\n",
+               reduces, 2 * calls, bcasts, 2 * calls);
+      ct_check(bcasts == 2 * calls, "bcasts below the threshold: %ld of %ld", bcasts, 2 * calls);
+      if (strcmp(alone, "made") == 0)
+        ct_check(reduces > 0 && reduces < 2 * calls, "the cheap reduces did not make the ring: %ld of %ld below",
+                 reduces, 2 * calls);
+      else
+        ct_check(reduces == 2 * calls, "the ring was made with CANOPY_RING_AFTER=off: %ld of %ld below", reduces,
+                 2 * calls);
+    }
+    const int status = ct_finish();
+    MPI_Finalize();
+    return status;
+  }
   for (long i = 0; i < calls; i++, call++) pair(comm, call, 4, 0);
   const long reduce_before = below("reduce"), bcast_before = below("bcast");
   pair(comm, call++, 1 << 18, 0); /* 1 MiB of ints */

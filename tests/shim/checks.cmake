@@ -298,6 +298,15 @@ canopy_add_mpi_test(NAME "mpi native: cheap calls after the ring np2" TARGET che
 canopy_add_mpi_test(NAME "mpi preload: cheap calls after the ring np2" TARGET cheap_after_ring NP 2 PRELOAD
                     ENV CANOPY_AUTO_NATIVE_BELOW=5e-6
                     PASS_REGULAR_EXPRESSION "before the ring: 200 reduces, 200 bcasts; after: 0 reduces, 200 bcasts")
+# Small reduces alone: once their prices add up to CANOPY_RING_AFTER (here 50 us, about
+# 100 of these calls by the default model), they make the ring themselves and are trialled
+# through it (the program checks the counts); with off they stay native throughout.
+canopy_add_mpi_test(NAME "mpi native: cheap calls alone np2" TARGET cheap_after_ring NP 2 ARGS --alone=made)
+canopy_add_mpi_test(NAME "mpi preload: cheap calls alone make the ring np2" TARGET cheap_after_ring NP 2 PRELOAD
+                    ARGS --alone=made ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_RING_AFTER=5e-5)
+canopy_add_mpi_test(NAME "mpi preload: cheap calls alone, CANOPY_RING_AFTER=off np2" TARGET cheap_after_ring NP 2
+                    PRELOAD ARGS --alone=off ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_RING_AFTER=off
+                    CANOPYTEST_EXPECT_INTERCEPT=0)
 
 # 600 calls of each collective over nearly as many distinct counts (up to 800 KB), at
 # rotating roots: right results, and with Canopy a plan per size class (a few dozen
