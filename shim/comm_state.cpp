@@ -364,6 +364,10 @@ StagingRing* CommState::staging_ring(int entries) {
   // Cheap reduces planned before the ring existed kept native MPI without a trial; with a
   // ring their staged schedules may beat it, so they are planned again (plan()).
   if (staging_) drop_cheap_native_plans_ = true;
+  // Either way plan() drops plans at its next lookup; a new generation sends every call
+  // to that lookup, so no native shortcut (shim/collectives.cpp) stands for a plan about
+  // to go, on any rank.
+  generation_.fetch_add(1, std::memory_order_relaxed);
   if (!staging_) {
     staging_failed_ = true;
     drop_staged_plans_ = true;

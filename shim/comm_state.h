@@ -267,8 +267,8 @@ class CommState {
   // whose native_why is AutoBelowThreshold), with the model's price of it. Once those
   // prices add up to the setting, makes the staging ring (collective: the same calls and
   // prices on every rank reach the sum at the same call), so that plan() makes those
-  // plans again with trials through it. True when the plans may have changed: the
-  // caller's plan is stale and no shortcut may point to it.
+  // plans again with trials through it. True when it made the ring or failed to: the
+  // cheap plans, the caller's among them, go at the next lookup (a new generation).
   bool after_cheap_reduce(double price);
   // The ring if it was made (never makes one: not collective).
   StagingRing* staging_if_made() { return staging_.get(); }

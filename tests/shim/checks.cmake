@@ -290,6 +290,12 @@ canopy_add_mpi_test(NAME "mpi preload: soak np2" TARGET soak NP 2 PRELOAD TIMEOU
 canopy_add_mpi_test(NAME "mpi native: native shortcut np2" TARGET native_shortcut NP 2)
 canopy_add_mpi_test(NAME "mpi preload: native shortcut np2" TARGET native_shortcut NP 2 PRELOAD
                     ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPYTEST_EXPECT_INTERCEPT=0)
+# The same at alternating roots, over more communicators and roots than the shortcuts
+# hold, and with rank 0 alone calling on communicators of its own, so its shortcuts
+# differ from rank 1's when a large call makes the ring halfway.
+canopy_add_mpi_test(NAME "mpi native: native shortcuts, rotating roots np2" TARGET native_shortcut NP 2 ARGS --rotate)
+canopy_add_mpi_test(NAME "mpi preload: native shortcuts, rotating roots np2" TARGET native_shortcut NP 2 PRELOAD
+                    ARGS --rotate ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPYTEST_EXPECT_INTERCEPT=0)
 # ... until the communicator has a staging ring: then small reduces are trialled like any
 # other call (through the ring they beat MPI's short path), also where they were planned
 # before it; small bcasts stay native. 200 small calls, a 1 MiB one that makes the ring,

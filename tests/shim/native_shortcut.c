@@ -5,14 +5,25 @@
  * datatypes that make plans of their own. Every result is checked. With Canopy
  * preloaded, the calls must have been counted under auto-below-threshold on every
  * rank (canopy_fallback_count). Options: --seed=N, --iterations=N (default 2000).
+ *
+ * --rotate: the repeated calls alternate roots (root = iteration mod ranks), and each
+ * iteration also calls on one of 20 long-lived duplicates in turn, more communicators
+ * and roots than the shortcuts hold (shim/collectives.cpp, NativeShortcuts), and rank 0
+ * alone calls on 16 communicators of its own (split by rank) every iteration, so its
+ * shortcuts lose the entries the other ranks keep. Halfway, a 1 MiB reduce on
+ * MPI_COMM_WORLD makes its staging ring (between two refreshes of the side communicator,
+ * whose freeing would drop every shortcut), after which its small reduces are planned
+ * again at every root on every rank, with a shortcut or without (a rank that kept
+ * one to the old plan while another planned again would hang or sum wrongly).
  */
 #include "canopy_check.h"
 
 static int value(int rank, long it, int i) { return (int)((rank * 131 + it * 7 + i) % 1000); }
 
-/* One reduce and one bcast of n ints at root, checked. */
-static void pair(MPI_Comm comm, long it, int n, int root) {
-  int rank, size, send[64], recv[64];
+/* One reduce of n ints at root, and with `bcast` one bcast, checked. */
+static void calls(MPI_Comm comm, long it, int n, int root, int bcast) {
+  int rank, size;
+  int *send = malloc(sizeof(int) * (size_t)n), *recv = malloc(sizeof(int) * (size_t)n);
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   for (int i = 0; i < n; i++) send[i] = value(rank, it, i), recv[i] = -1;
@@ -21,20 +32,35 @@ static void pair(MPI_Comm comm, long it, int n, int root) {
     for (int i = 0; i < n; i++) {
       int want = 0;
       for (int r = 0; r < size; r++) want += value(r, it, i);
-      ct_check(recv[i] == want, "iteration %ld: reduce of %d ints at root %d wrong at %d", it, n, root, i);
+      if (!ct_check(recv[i] == want, "iteration %ld: reduce of %d ints at root %d wrong at %d", it, n, root, i)) break;
     }
   for (int i = 0; i < n; i++) recv[i] = rank == root ? value(root, it, i) : -1;
-  MPI_Bcast(recv, n, MPI_INT, root, comm);
-  for (int i = 0; i < n; i++)
-    ct_check(recv[i] == value(root, it, i), "iteration %ld: bcast of %d ints from root %d wrong at %d", it, n, root, i);
+  if (bcast) MPI_Bcast(recv, n, MPI_INT, root, comm);
+  for (int i = 0; i < n && bcast; i++)
+    if (!ct_check(recv[i] == value(root, it, i), "iteration %ld: bcast of %d ints from root %d wrong at %d", it, n, root,
+                  i))
+      break;
+  free(send);
+  free(recv);
 }
+
+static void pair(MPI_Comm comm, long it, int n, int root) { calls(comm, it, n, root, 1); }
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   ct_init("native_shortcut", ct_seed_from(argc, argv, 11));
   long iterations = 2000;
-  for (int i = 1; i < argc; i++)
+  int rotate = 0;
+  for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--iterations=", 13) == 0) iterations = atol(argv[i] + 13);
+    if (strcmp(argv[i], "--rotate") == 0) rotate = 1;
+  }
+  enum { kDuplicates = 20, kAlone = 16 };
+  MPI_Comm dups[kDuplicates], alone[kAlone];
+  if (rotate) {
+    for (int d = 0; d < kDuplicates; d++) MPI_Comm_dup(MPI_COMM_WORLD, &dups[d]);
+    for (int a = 0; a < kAlone; a++) MPI_Comm_split(MPI_COMM_WORLD, ct.rank, 0, &alone[a]);
+  }
   MPI_Comm side = MPI_COMM_NULL;
   for (long it = 0; it < iterations; it++) {
     if (it % 50 == 0) {
@@ -43,8 +69,17 @@ int main(int argc, char **argv) {
       else MPI_Comm_split(MPI_COMM_WORLD, 0, -ct.rank, &side);
     }
     ct_context("iteration %ld", it);
-    pair(MPI_COMM_WORLD, it, 4, 0);                  /* the repeated call */
-    pair(side, it, 4, 0);                            /* repeated on a communicator that comes and goes */
+    const int root = rotate ? (int)(it % ct.size) : 0;
+    pair(MPI_COMM_WORLD, it, 4, root);               /* the repeated call */
+    pair(side, it, 4, root);                         /* repeated on a communicator that comes and goes */
+    if (rotate) {
+      /* Makes the ring; next on it comes a small reduce at the other root (a shortcut on
+       * rank 1, a lookup on rank 0), not a lookup everywhere. */
+      if (it == iterations / 2 + 25) calls(MPI_COMM_WORLD, it, 1 << 18, root, 0);
+      pair(dups[it % kDuplicates], it, 4, root);     /* more communicators than shortcuts */
+      if (ct.rank == 0)
+        for (int a = 0; a < kAlone; a++) pair(alone[a], it, 4, 0);  /* rank 0's own */
+    }
     if (it % 7 == 0) pair(MPI_COMM_WORLD, it, 1 + (int)(it % 64), (int)(it % ct.size));  /* other plans */
     if (it % 11 == 0) {                              /* a user datatype: no shortcut for it */
       MPI_Datatype two;
@@ -59,6 +94,10 @@ int main(int argc, char **argv) {
     }
   }
   MPI_Comm_free(&side);
+  if (rotate) {
+    for (int d = 0; d < kDuplicates; d++) MPI_Comm_free(&dups[d]);
+    for (int a = 0; a < kAlone; a++) MPI_Comm_free(&alone[a]);
+  }
   long (*counted)(const char *, const char *) =
       (long (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "canopy_fallback_count");
   if (counted) {
