@@ -299,9 +299,14 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
 
 }  // namespace
 
-bool CommState::after_cheap_reduce(double price) {
+bool CommState::count_cheap_reduce(double price) {
   const Runtime& rt = runtime();
-  if (cheap_ring_done_ || staging_ || staging_failed_ || rt.settings.ring_after < 0) return false;
+  // Done where a ring exists, cannot be made, or the setting or the communicator rules
+  // one out (one rank, several nodes; asked at the first call only, it is cheap to know).
+  if (staging_ || staging_failed_ || rt.settings.ring_after < 0 || (cheap_reduce_calls_ == 0 && !staging_offered())) {
+    cheap_ring_done_ = true;
+    return false;
+  }
   cheap_reduce_seconds_ += price;
   ++cheap_reduce_calls_;
   if (cheap_reduce_seconds_ < rt.settings.ring_after) return false;

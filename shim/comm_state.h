@@ -269,7 +269,8 @@ class CommState {
   // prices on every rank reach the sum at the same call), so that plan() makes those
   // plans again with trials through it. True when it made the ring or failed to: the
   // cheap plans, the caller's among them, go at the next lookup (a new generation).
-  bool after_cheap_reduce(double price);
+  // Inline while the rule has nothing to do here: the shortcut's calls pass through it.
+  bool after_cheap_reduce(double price) { return !cheap_ring_done_ && count_cheap_reduce(price); }
   // The ring if it was made (never makes one: not collective).
   StagingRing* staging_if_made() { return staging_.get(); }
   // Frees the staging ring (collective over the node).
@@ -332,6 +333,7 @@ class CommState {
   double cheap_reduce_seconds_ = 0;
   long cheap_reduce_calls_ = 0;
   bool cheap_ring_done_ = false;
+  bool count_cheap_reduce(double price);
   // ClassChoices by the key without its root (root -1), the first made first; at most
   // kClassChoices, the oldest dropped first (alike on every rank: every rank makes the
   // same plans at the same calls).
