@@ -123,14 +123,14 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_AUTO_TRIALS=0"},
       {"CANOPY_AUTO_NATIVE_BELOW", "seconds", "5e-6", "a number of seconds from 0 to 1",
        "With auto, where native MPI may compete: calls whose best schedule the model prices under this keep "
-       "native MPI with no trial (and the shortcut past Canopy's lookups; reduces only until the communicator "
-       "has a staging ring); 0 trials every size",
+       "native MPI with no trial (and the shortcut past Canopy's lookups), until the communicator has a staging "
+       "ring and native MPI has run them 256 times; 0 trials every size",
        "CANOPY_AUTO_NATIVE_BELOW=0"},
       {"CANOPY_RING_AFTER", "seconds", "0.01", "a number of seconds from 0 to 3600, or off",
-       "With auto: once a communicator's reduces kept native for being cheap (CANOPY_AUTO_NATIVE_BELOW) add up "
-       "to this, as the model prices them, its staging ring is made for them (CANOPY_SHM) and they are trialled "
-       "against native MPI through it, which small reduces on one node usually beat; a larger call makes the "
-       "ring earlier. off: only larger calls make it",
+       "With auto: once a communicator's reduces and broadcasts kept native for being cheap "
+       "(CANOPY_AUTO_NATIVE_BELOW) add up to this, as the model prices them, its staging ring is made for them "
+       "(CANOPY_SHM) and they are trialled against native MPI through it, which small calls on one node often "
+       "beat; a larger call makes the ring earlier. off: only larger calls make it",
        "CANOPY_RING_AFTER=off"},
       {"CANOPY_LEARN", "boolean", "1", kBooleanAllowed,
        "Refit the cost model's alpha, beta, gamma and copy, per communicator, from the times of Canopy's own "

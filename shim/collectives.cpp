@@ -232,6 +232,15 @@ void remember_native(planner::Collective collective, CommState& state, CachedPla
   s.stats = &c.native_stats[static_cast<int>(s.why)];
 }
 
+// After a call its plan ran natively for being cheap (CANOPY_AUTO_NATIVE_BELOW), its
+// plan's calls counted: counts it towards the plan's warm native calls and towards
+// CANOPY_RING_AFTER. True where the plan goes at the next lookup (no shortcut to it).
+bool after_cheap_native(CommState& state, CommState::PlanHandle where, double price) {
+  const bool warmed = where->second->calls == CommState::kWarmNativeCalls && state.native_warmed(where);
+  const bool ring = state.after_cheap_call(price);
+  return warmed || ring;
+}
+
 // The record `c`'s calls of `bytes` are counted in (CANOPY_TIMING/_REPORT): found when
 // the size changes, kept while it repeats.
 CallRecord* record_of(Candidate& c, const PlanKey& key, int comm_size, std::int64_t bytes) {
@@ -349,8 +358,11 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
   if (const NativeShortcut* s = shortcuts[0].find(comm, datatype, op, count, root)) {
     s->state->touch(s->where);
     const int err = run_native(planner::Collective::Reduce, comm, root, s->bytes, s->why, native, s->stats);
-    // (Where this makes the ring, the generation changes: no shortcut stands after it.)
-    if (s->why == FallbackReason::AutoBelowThreshold) s->state->after_cheap_reduce(s->cheap_price);
+    // (Where the plan is to be made again, the generation changes: no shortcut stands.)
+    if (s->why == FallbackReason::AutoBelowThreshold) {
+      ++s->where->second->calls;  // as run_plan counts them
+      after_cheap_native(*s->state, s->where, s->cheap_price);
+    }
     return err;
   }
   CommState* state = nullptr;
@@ -390,7 +402,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                    c.fusions_for(state->rank(), b.input_is_accumulator), state->executor_scratch());
   };
   const int err = run_plan(*state, *plan, key, count, segments, comm, schedule, native);
-  if (plan->native_why == FallbackReason::AutoBelowThreshold && state->after_cheap_reduce(plan->cheap_price))
+  if (plan->native_why == FallbackReason::AutoBelowThreshold && after_cheap_native(*state, where, plan->cheap_price))
     return err;  // `plan` is dropped at the next lookup: no shortcut to it
   remember_native(planner::Collective::Reduce, *state, *plan, where, comm, datatype, op, count, root,
                   count * key.element_bytes);
@@ -407,7 +419,12 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
   if (rt.always_native(planner::Collective::Bcast)) return fallback(FallbackReason::AlgorithmNative);
   if (const NativeShortcut* s = shortcuts[1].find(comm, datatype, MPI_OP_NULL, count, root)) {
     s->state->touch(s->where);
-    return run_native(planner::Collective::Bcast, comm, root, s->bytes, s->why, native, s->stats);
+    const int err = run_native(planner::Collective::Bcast, comm, root, s->bytes, s->why, native, s->stats);
+    if (s->why == FallbackReason::AutoBelowThreshold) {
+      ++s->where->second->calls;
+      after_cheap_native(*s->state, s->where, s->cheap_price);
+    }
+    return err;
   }
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
@@ -456,6 +473,8 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     return err;
   };
   const int err = run_plan(*state, *plan, key, bytes, segments, comm, schedule, native);
+  if (plan->native_why == FallbackReason::AutoBelowThreshold && after_cheap_native(*state, where, plan->cheap_price))
+    return err;
   remember_native(planner::Collective::Bcast, *state, *plan, where, comm, datatype, MPI_OP_NULL, count, root, bytes);
   return err;
 }

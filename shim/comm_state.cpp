@@ -299,17 +299,17 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
 
 }  // namespace
 
-bool CommState::count_cheap_reduce(double price) {
+bool CommState::count_cheap_call(double price) {
   const Runtime& rt = runtime();
   // Done where a ring exists, cannot be made, or the setting or the communicator rules
   // one out (one rank, several nodes; asked at the first call only, it is cheap to know).
-  if (staging_ || staging_failed_ || rt.settings.ring_after < 0 || (cheap_reduce_calls_ == 0 && !staging_offered())) {
+  if (staging_ || staging_failed_ || rt.settings.ring_after < 0 || (cheap_calls_ == 0 && !staging_offered())) {
     cheap_ring_done_ = true;
     return false;
   }
-  cheap_reduce_seconds_ += price;
-  ++cheap_reduce_calls_;
-  if (cheap_reduce_seconds_ < rt.settings.ring_after) return false;
+  cheap_seconds_ += price;
+  ++cheap_calls_;
+  if (cheap_seconds_ < rt.settings.ring_after) return false;
   cheap_ring_done_ = true;
   // Why a price and not a count: the ring costs the same whatever the calls' size
   // (0.5 ms at 2 ranks, 1.6-2.7 ms at 16) and pays back per call in proportion to the
@@ -317,11 +317,20 @@ bool CommState::count_cheap_reduce(double price) {
   // so small calls wait longer for it. Where no ring is offered the rule is done.
   if (!staging_offered() || !private_ready()) return false;
   if (rank_ == 0)
-    rt.log->info("reduce on {} ranks: {} calls kept native for being cheap have cost {:.2f} ms as the model "
-                 "prices them (CANOPY_RING_AFTER={}): the staging ring is made for them, and they are trialled "
-                 "against native MPI through it",
-                 size_, cheap_reduce_calls_, cheap_reduce_seconds_ * 1e3, rt.settings.ring_after);
+    rt.log->info("communicator of {} ranks: {} reduces and broadcasts kept native for being cheap have cost {:.2f} "
+                 "ms as the model prices them (CANOPY_RING_AFTER={}): the staging ring is made for them, and they "
+                 "are trialled against native MPI through it",
+                 size_, cheap_calls_, cheap_seconds_ * 1e3, rt.settings.ring_after);
   staging_ring(planner::staging_entries_for(topology_ ? planner::largest_node(*topology_) : size_));
+  return true;
+}
+
+bool CommState::native_warmed(PlanHandle where) {
+  if (!staging_) return false;  // plan() picks the plan up when the ring is made
+  std::lock_guard<ThreadLock> lock(plans_lock_);
+  warm_cheap_keys_.insert(where->first);
+  drop_warm_plans_ = true;
+  generation_.fetch_add(1, std::memory_order_relaxed);  // no shortcut to the plan from now on
   return true;
 }
 
@@ -366,8 +375,9 @@ StagingRing* CommState::staging_ring(int entries) {
           size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3, staging_->memory(),
           staging_->allocate_seconds() * 1e3);
   }
-  // Cheap reduces planned before the ring existed kept native MPI without a trial; with a
-  // ring their staged schedules may beat it, so they are planned again (plan()).
+  // Cheap calls planned before the ring existed kept native MPI without a trial; with a
+  // ring their staged schedules may beat it, so those whose native calls are warm are
+  // planned again (plan()).
   if (staging_) drop_cheap_native_plans_ = true;
   // Either way plan() drops plans at its next lookup; a new generation sends every call
   // to that lookup, so no native shortcut (shim/collectives.cpp) stands for a plan about
@@ -494,7 +504,7 @@ CandidateBuild candidate_for(const planner::Problem& problem, const planner::Cho
 std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t count, int rank, int size,
                                              const std::shared_ptr<const planner::Topology>& topology,
                                              const planner::CostModel& model, bool learning, bool staging,
-                                             bool ring_made, const ClassChoices* adopt) {
+                                             bool trial_cheap, const ClassChoices* adopt) {
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
@@ -604,17 +614,19 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     // point-to-point schedule gets (two ranks: 0.3-0.5 us for 8 B to 1 KiB natively, no
     // such schedule faster), and trials of calls this short measure the clock and the
     // first calls' warm-up more than the calls (1 rank, 8 B: native measured 56 ns in
-    // trials, 21 ns after). Not for a reduce where the communicator's staging ring
-    // exists already: through it these calls beat MPI's short path (2 ranks, MPICH 4.0.2,
-    // back to back: 8 B 0.14-0.26 us against 0.28-0.41, 4 KiB 0.50-0.58 against 1.4-2.1;
-    // 16 ranks, 4 KiB 5.6-7.4 against 11-16), and trialling them then costs no ring
-    // (making one for 8-byte calls would: about 0.5 ms at 2 ranks, 1.6-2.7 ms at 16, paid
-    // back only after thousands of calls). A broadcast keeps the rule: trials in batches
-    // that did not fill the ring's 2p entries (at most 16 calls) measured a 16-rank 8 B
-    // shm-bcast at 0.6-1.0 us where back to back it takes 3.1-3.7, against Open MPI's
-    // 0.75 (whose own first calls the trials saw at 4-5.5 us). The batches outlast the
-    // ring now (planner::trial_batch); small broadcasts are not measured with them yet.
-    const bool ring_beats_short_path = staging && ring_made && key.collective == planner::Collective::Reduce;
+    // trials, 21 ns after). Not once `trial_cheap`: the communicator's staging ring
+    // exists and native MPI has run this plan's calls kWarmNativeCalls times
+    // (CommState::native_warmed). Through the ring such calls often beat MPI's short path
+    // (2 ranks, MPICH 4.0.2, back to back: reduce 8 B 0.14-0.26 us against 0.28-0.41,
+    // 4 KiB 0.50-0.58 against 1.4-2.1; 16 ranks, 4 KiB 5.6-7.4 against 11-16; Open MPI
+    // 4.1, bcast 4 KiB 0.48-0.54 against 2.3-3.1), but native MPI's first calls of a
+    // size are slow for hundreds of calls (2 ranks, right after 1 MiB calls: Open MPI's
+    // 8 B reduce 7.8 us a call over the first 16, 0.28 over 1024, 0.11 warm; MPICH's 4 KiB
+    // bcast 10.4, 1.0 and 0.36-0.58), and trials among those chose the ring where warm
+    // native is faster. A broadcast's trials also once misled with batches that did not
+    // fill the ring (16 ranks, 8 B shm-bcast 0.6-1.0 us in trials, 3.1-3.7 back to back,
+    // against Open MPI's 0.75); they outlast it now (planner::trial_batch).
+    const bool ring_beats_short_path = staging && trial_cheap;
     if (native_competes && best_price < rt.settings.auto_native_below && !ring_beats_short_path) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
       made->cheap_price = best_price;
@@ -697,10 +709,10 @@ struct PlanRecipe {
   std::int64_t count;
   int rank, size;
   planner::CostModel model;
-  bool learning, staging, ring_made;
+  bool learning, staging, trial_cheap;
   bool operator==(const PlanRecipe& o) const {
     return key == o.key && count == o.count && rank == o.rank && size == o.size && learning == o.learning &&
-           staging == o.staging && ring_made == o.ring_made && model == o.model;
+           staging == o.staging && trial_cheap == o.trial_cheap && model == o.model;
   }
 };
 constexpr std::size_t kRememberedPlans = 64;
@@ -760,12 +772,17 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
                          [](const Candidate& c) { return !c.native && c.schedule.uses_staging(); });
     });
   }
-  if (drop_cheap_native_plans_) {
-    // The staging ring was made (at the same call on every rank): reduce plans that kept
-    // native for being cheap are made again, now with trials of the staged schedules.
-    drop_cheap_native_plans_ = false;
-    drop_plans([](const PlanKey& key, const CachedPlan& plan) {
-      return plan.native_why == FallbackReason::AutoBelowThreshold && key.collective == planner::Collective::Reduce;
+  if (drop_cheap_native_plans_ || drop_warm_plans_) {
+    // Plans kept native for being cheap are made again with trials through the ring where
+    // their native calls are warm: when the ring was made, those that had run native
+    // kWarmNativeCalls times; after, each as it reaches that (native_warmed). Every rank
+    // drops alike: the ring's making and each plan's calls are the same on every rank.
+    const bool ring_just_made = drop_cheap_native_plans_;
+    drop_cheap_native_plans_ = drop_warm_plans_ = false;
+    drop_plans([&](const PlanKey& key, const CachedPlan& plan) {
+      if (plan.native_why != FallbackReason::AutoBelowThreshold) return false;
+      if (ring_just_made && plan.calls >= kWarmNativeCalls) warm_cheap_keys_.insert(key);
+      return warm_cheap_keys_.count(key) > 0;
     });
   }
   auto it = plans_.find(key);
@@ -776,12 +793,14 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
     return *it->second->second;
   }
   std::unique_ptr<CachedPlan> made;
-  const PlanRecipe recipe{key, count, rank_, size_, model_, learning_, staging_offered(), staging_ != nullptr};
+  // (Taken once: if this plan is evicted and made again, its native calls count afresh.)
+  const bool trial_cheap = staging_ != nullptr && warm_cheap_keys_.erase(key) > 0;
+  const PlanRecipe recipe{key, count, rank_, size_, model_, learning_, staging_offered(), trial_cheap};
   // Another root of this size class was planned before: its choices are built for this
   // root (not remembered for other communicators: the plan depends on this one's past).
   ClassChoices* known = topology_ ? nullptr : class_choices(key);
   if (known)
-    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.ring_made,
+    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.trial_cheap,
                             known);
   if (!made && !topology_) {
     made = remembered_plan(recipe);
@@ -792,7 +811,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
                               planner::summarize(c.schedule));
   }
   if (!made) {
-    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.ring_made,
+    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.trial_cheap,
                             nullptr);
     if (!topology_) remember_plan(recipe, *made);
   }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "planner/schedule.h"
@@ -78,7 +79,7 @@ struct CachedPlan {
   std::string native_reason;          // why only native is possible, for the log
   FallbackReason native_why = FallbackReason::PlanningError;  // the same, as a counted reason
   // Where native_why is AutoBelowThreshold: the model's price of the best schedule, which
-  // CANOPY_RING_AFTER adds up (CommState::after_cheap_reduce).
+  // CANOPY_RING_AFTER adds up (CommState::after_cheap_call).
   double cheap_price = 0;
 
   long calls = 0;  // calls made with the plan, trials included
@@ -263,14 +264,22 @@ class CommState {
   // them failed, the nodes are known (a topology, or MPI_Init found one node) and no node
   // holds more of the ranks than a ring is offered to (planner/staged.h).
   bool staging_offered() const;
-  // CANOPY_RING_AFTER: called after each reduce that ran native for being cheap (a plan
+  // CANOPY_RING_AFTER: called after each call that ran native for being cheap (a plan
   // whose native_why is AutoBelowThreshold), with the model's price of it. Once those
   // prices add up to the setting, makes the staging ring (collective: the same calls and
   // prices on every rank reach the sum at the same call), so that plan() makes those
   // plans again with trials through it. True when it made the ring or failed to: the
   // cheap plans, the caller's among them, go at the next lookup (a new generation).
   // Inline while the rule has nothing to do here: the shortcut's calls pass through it.
-  bool after_cheap_reduce(double price) { return !cheap_ring_done_ && count_cheap_reduce(price); }
+  bool after_cheap_call(double price) { return !cheap_ring_done_ && count_cheap_call(price); }
+  // Native MPI has now run the cheap plan at `where` kWarmNativeCalls times (its calls
+  // count, the same on every rank): where the ring exists, the plan is made again at
+  // the next lookup, with trials through the ring (a new generation: no shortcut to it).
+  // True when it did (false before the ring exists: its making picks the plan up).
+  bool native_warmed(PlanHandle where);
+  // The calls a cheap plan runs natively before it is trialled through the ring: native
+  // MPI's first calls of a size are slow for hundreds of calls (make_cached_plan).
+  static constexpr long kWarmNativeCalls = 256;
   // The ring if it was made (never makes one: not collective).
   StagingRing* staging_if_made() { return staging_.get(); }
   // Frees the staging ring (collective over the node).
@@ -327,13 +336,16 @@ class CommState {
   std::vector<int> ring_world_ranks_;  // the processes staging_ serves (for StagingRing::park)
   bool staging_failed_ = false;
   bool drop_staged_plans_ = false;  // set when the ring fails: plan() drops plans using it
-  bool drop_cheap_native_plans_ = false;  // set when the ring is made: plan() drops reduces native for being cheap
-  // CANOPY_RING_AFTER: the prices and number of this communicator's cheap reduces so far,
+  bool drop_cheap_native_plans_ = false;  // set when the ring is made: plan() drops warm cheap plans
+  // CANOPY_RING_AFTER: the prices and number of this communicator's cheap calls so far,
   // and whether the rule is done here (a ring made or found impossible).
-  double cheap_reduce_seconds_ = 0;
-  long cheap_reduce_calls_ = 0;
+  double cheap_seconds_ = 0;
+  long cheap_calls_ = 0;
   bool cheap_ring_done_ = false;
-  bool count_cheap_reduce(double price);
+  bool count_cheap_call(double price);
+  // Cheap plans whose native calls are warm, to be made with trials at their next lookup.
+  std::unordered_set<PlanKey, PlanKeyHash> warm_cheap_keys_;
+  bool drop_warm_plans_ = false;
   // ClassChoices by the key without its root (root -1), the first made first; at most
   // kClassChoices, the oldest dropped first (alike on every rank: every rank makes the
   // same plans at the same calls).

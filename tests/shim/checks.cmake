@@ -296,22 +296,26 @@ canopy_add_mpi_test(NAME "mpi preload: native shortcut np2" TARGET native_shortc
 canopy_add_mpi_test(NAME "mpi native: native shortcuts, rotating roots np2" TARGET native_shortcut NP 2 ARGS --rotate)
 canopy_add_mpi_test(NAME "mpi preload: native shortcuts, rotating roots np2" TARGET native_shortcut NP 2 PRELOAD
                     ARGS --rotate ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPYTEST_EXPECT_INTERCEPT=0)
-# ... until the communicator has a staging ring: then small reduces are trialled like any
-# other call (through the ring they beat MPI's short path), also where they were planned
-# before it; small bcasts stay native. 200 small calls, a 1 MiB one that makes the ring,
-# 200 small ones again.
+# ... until the communicator has a staging ring and native MPI has run them 256 times
+# (its first calls of a size are slow): then they are trialled like any other call.
+# --calls small calls, a 1 MiB one that makes the ring, --calls small ones again: with
+# 300 the plans are trialled at once after the ring, with 100 after 156 more calls.
 canopy_add_mpi_test(NAME "mpi native: cheap calls after the ring np2" TARGET cheap_after_ring NP 2)
 canopy_add_mpi_test(NAME "mpi preload: cheap calls after the ring np2" TARGET cheap_after_ring NP 2 PRELOAD
-                    ENV CANOPY_AUTO_NATIVE_BELOW=5e-6
-                    PASS_REGULAR_EXPRESSION "before the ring: 200 reduces, 200 bcasts; after: 0 reduces, 200 bcasts")
-# Small reduces alone: once their prices add up to CANOPY_RING_AFTER (here 50 us, about
-# 100 of these calls by the default model), they make the ring themselves and are trialled
-# through it (the program checks the counts); with off they stay native throughout.
+                    ARGS --calls=300 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6
+                    PASS_REGULAR_EXPRESSION "before the ring: 300 reduces, 300 bcasts; after: 0 reduces, 0 bcasts")
+canopy_add_mpi_test(NAME "mpi preload: cheap calls after the ring, native warming np2" TARGET cheap_after_ring NP 2
+                    PRELOAD ARGS --calls=100 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6
+                    PASS_REGULAR_EXPRESSION "before the ring: 100 reduces, 100 bcasts; after: 156 reduces, 156 bcasts")
+# Small calls alone: once their prices add up to CANOPY_RING_AFTER (here 50 us, about
+# 50 pairs by the default model), they make the ring themselves and are trialled
+# through it at their 256th call (the program checks the counts); with off they stay
+# native throughout.
 canopy_add_mpi_test(NAME "mpi native: cheap calls alone np2" TARGET cheap_after_ring NP 2 ARGS --alone=made)
 canopy_add_mpi_test(NAME "mpi preload: cheap calls alone make the ring np2" TARGET cheap_after_ring NP 2 PRELOAD
-                    ARGS --alone=made ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_RING_AFTER=5e-5)
+                    ARGS --alone=made --calls=400 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_RING_AFTER=5e-5)
 canopy_add_mpi_test(NAME "mpi preload: cheap calls alone, CANOPY_RING_AFTER=off np2" TARGET cheap_after_ring NP 2
-                    PRELOAD ARGS --alone=off ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_RING_AFTER=off
+                    PRELOAD ARGS --alone=off --calls=400 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_RING_AFTER=off
                     CANOPYTEST_EXPECT_INTERCEPT=0)
 
 # 600 calls of each collective over nearly as many distinct counts (up to 800 KB), at

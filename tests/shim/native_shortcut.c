@@ -10,7 +10,9 @@
  * iteration also calls on one of 20 long-lived duplicates in turn, more communicators
  * and roots than the shortcuts hold (shim/collectives.cpp, NativeShortcuts), and rank 0
  * alone calls on 16 communicators of its own (split by rank) every iteration, so its
- * shortcuts lose the entries the other ranks keep. Halfway, a 1 MiB reduce on
+ * shortcuts lose the entries the other ranks keep. Halfway (once each root's small
+ * calls have run natively 256 times, so that the ring makes them trialled:
+ * shim/comm_state.h, kWarmNativeCalls), a 1 MiB reduce on
  * MPI_COMM_WORLD makes its staging ring (between two refreshes of the side communicator,
  * whose freeing would drop every shortcut), after which its small reduces are planned
  * again at every root on every rank, with a shortcut or without (a rank that kept
@@ -73,9 +75,17 @@ int main(int argc, char **argv) {
     pair(MPI_COMM_WORLD, it, 4, root);               /* the repeated call */
     pair(side, it, 4, root);                         /* repeated on a communicator that comes and goes */
     if (rotate) {
-      /* Makes the ring; next on it comes a small reduce at the other root (a shortcut on
-       * rank 1, a lookup on rank 0), not a lookup everywhere. */
-      if (it == iterations / 2 + 25) calls(MPI_COMM_WORLD, it, 1 << 18, root, 0);
+      if (it == iterations / 2 + 25) {
+        /* A small reduce at the other root (a shortcut to it on every rank), rank 0's own
+         * calls (its shortcuts gone), a 1 MiB reduce that makes the ring, and the small
+         * reduce again: a shortcut on rank 1, a lookup on rank 0. */
+        const int other = (root + 1) % ct.size;
+        calls(MPI_COMM_WORLD, it, 4, other, 0);
+        if (ct.rank == 0)
+          for (int a = 0; a < kAlone; a++) pair(alone[a], it, 4, 0);
+        calls(MPI_COMM_WORLD, it, 1 << 18, root, 0);
+        calls(MPI_COMM_WORLD, it, 4, other, 0);
+      }
       pair(dups[it % kDuplicates], it, 4, root);     /* more communicators than shortcuts */
       if (ct.rank == 0)
         for (int a = 0; a < kAlone; a++) pair(alone[a], it, 4, 0);  /* rank 0's own */
