@@ -143,7 +143,8 @@ const std::vector<SettingSpec>& setting_specs() {
       {"CANOPY_TIMING", "boolean", "0", kBooleanAllowed,
        "Time every call Canopy handles; the schedule log then gets min/mean/max per schedule at MPI_Finalize",
        "CANOPY_TIMING=1"},
-      {"CANOPY_REPORT", "path", "none", "a writable file path",
+      {"CANOPY_REPORT", "path", "none", "a writable file path; - for standard error (also 1, true, on, yes); 0, "
+       "false, off, no: none",
        "At MPI_Finalize world rank 0 writes a summary of the whole job there: calls per collective and size, "
        "algorithms chosen, fallbacks and why, time in collectives, predicted vs measured",
        "CANOPY_REPORT=canopy-report.txt"},
@@ -243,7 +244,13 @@ ParseResult parse_settings(const Environment& env) {
   boolean("CANOPY_ENABLE", s.enable, false, "Canopy is disabled, native MPI runs");
   boolean("CANOPY_TIMING", s.timing, false, "no timing");
   boolean("CANOPY_FINALIZE_PROGRESS", s.finalize_progress, true, "MPI_Finalize keeps UCX progressing (the default)");
-  if (const auto* v = find("CANOPY_REPORT")) s.report = *v;
+  if (const auto* v = find("CANOPY_REPORT")) {
+    // Switched on or off as a boolean, as CANOPY_TIMING is, rather than a file named "1"
+    // or "0" in the working directory: on means standard error.
+    if (*v == "1" || *v == "true" || *v == "on" || *v == "yes" || *v == "-" || *v == "stderr") s.report = "-";
+    else if (*v == "0" || *v == "false" || *v == "off" || *v == "no") s.report.clear();
+    else s.report = *v;
+  }
   if (const auto* v = find("CANOPY_REPORT_FORMAT")) {
     if (*v == "text" || *v == "json") s.report_format = *v;
     else bad("CANOPY_REPORT_FORMAT", *v, "text, json", "using text");

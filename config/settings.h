@@ -36,7 +36,7 @@ struct Settings {
   std::string config_file;             // CANOPY_CONFIG: the settings file read, if any
   std::vector<Rule> rules;             // from CANOPY_CONFIG, minus what the environment overrides
   bool timing = false;                 // CANOPY_TIMING: time every call, log min/mean/max per schedule
-  std::string report;                  // CANOPY_REPORT: path of the end-of-run report
+  std::string report;                  // CANOPY_REPORT: path of the end-of-run report ("-": stderr; empty: none)
   std::string report_format = "text";  // CANOPY_REPORT_FORMAT: text or json
 
   // The algorithm and segment size for a call: for each of the two, the first rule

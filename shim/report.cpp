@@ -339,10 +339,16 @@ std::string write_report(const std::string& path, const std::string& format, con
     caches.push_back(std::move(both["plan_cache"]));
   }
   const json report = build_report(job, per_rank, caches);
+  const std::string text = format == "json" ? report.dump(2) + "\n" : report_text(report);
+  if (path == "-") {
+    // One write, so that other ranks' output interleaves with it at most at its ends.
+    return std::fwrite(text.data(), 1, text.size(), stderr) == text.size() && std::fflush(stderr) == 0
+               ? ""
+               : "CANOPY_REPORT: writing to standard error failed";
+  }
   std::ofstream file(path);
   if (!file) return "CANOPY_REPORT='" + path + "': cannot open the file for writing; no report";
-  if (format == "json") file << report.dump(2) << "\n";
-  else file << report_text(report);
+  file << text;
   return file ? "" : "CANOPY_REPORT='" + path + "': writing failed";
 }
 

@@ -98,6 +98,21 @@ TEST_CASE("settings: a bad value gives one clear error and a safe fallback", "[c
   CHECK(parse_settings({{"CANOPY_LOG_LEVEL", "loud"}}).settings.log_level == "warn");
 }
 
+TEST_CASE("settings: CANOPY_REPORT takes a path, or on and off as a boolean", "[config]") {
+  CHECK(parse_settings({}).settings.report.empty());
+  CHECK(parse_settings({{"CANOPY_REPORT", "/tmp/r.txt"}}).settings.report == "/tmp/r.txt");
+  for (const char* on : {"1", "true", "on", "yes", "-", "stderr"}) {
+    INFO(on);
+    const auto r = parse_settings({{"CANOPY_REPORT", on}});
+    CHECK(r.settings.report == "-");  // standard error
+    CHECK(r.errors.empty());
+  }
+  for (const char* off : {"0", "false", "off", "no"}) {
+    INFO(off);
+    CHECK(parse_settings({{"CANOPY_REPORT", off}}).settings.report.empty());
+  }
+}
+
 TEST_CASE("settings: CANOPY_RING_AFTER", "[config]") {
   CHECK(parse_settings({}).settings.ring_after == 0.01);
   CHECK(parse_settings({{"CANOPY_RING_AFTER", "0"}}).settings.ring_after == 0);

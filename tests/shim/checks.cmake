@@ -132,6 +132,15 @@ foreach(format json text)
   set_tests_properties("${prefix} check" PROPERTIES FIXTURES_REQUIRED report${format}run LABELS mpi)
 endforeach()
 
+# CANOPY_REPORT=1 (as a user switching it on would write): the report on standard
+# error, no file named "1"; CANOPY_REPORT=off: none.
+canopy_add_mpi_test(NAME "mpi preload: report on standard error for CANOPY_REPORT=1" TARGET log_calls NP 2 PRELOAD
+                    ENV CANOPY_REPORT=1 CANOPYTEST_EXPECT_INTERCEPT=0
+                    PASS_REGULAR_EXPRESSION "Canopy [0-9.]+ report: 2 ranks on 1 node")
+canopy_add_mpi_test(NAME "mpi preload: no report for CANOPY_REPORT=off" TARGET log_calls NP 2 PRELOAD
+                    ENV CANOPY_REPORT=off CANOPYTEST_EXPECT_INTERCEPT=0)
+set_tests_properties("mpi preload: no report for CANOPY_REPORT=off" PROPERTIES FAIL_REGULAR_EXPRESSION "report: 2 ranks")
+
 # A bad rule in the settings file: one line naming the file, the rule, the value and
 # what is allowed; the rest of the file applies and results are right.
 add_test(NAME "mpi preload: bad rule in CANOPY_CONFIG"
