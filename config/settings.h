@@ -29,8 +29,9 @@ struct Settings {
   std::string model;                   // CANOPY_MODEL: a model spec, "measure", or empty = built-in
   int auto_trials = 2;                 // CANOPY_AUTO_TRIALS: measured rounds per new call kind
   double auto_native_below = 5e-6;     // CANOPY_AUTO_NATIVE_BELOW: seconds; native without trials below
-  // CANOPY_RING_AFTER: seconds of reduces kept native for being cheap (the model's prices)
-  // after which a communicator's staging ring is made for them; negative: never (off).
+  // CANOPY_RING_AFTER: seconds of reduces and broadcasts kept native for being cheap (the
+  // model's prices) after which a communicator's staging ring is made for them; negative:
+  // never (off).
   double ring_after = 0.01;
   bool learn = true;                   // CANOPY_LEARN: refit the model from Canopy's timed calls
   std::string config_file;             // CANOPY_CONFIG: the settings file read, if any
