@@ -40,6 +40,15 @@ bool parse_boolean(const std::string& value, bool& out) {
 
 // `text` with control characters escaped (\n, \t, \xNN): every message stays one line,
 // whatever a variable or a settings file holds.
+// `text` as a number, all of it (no trailing characters, nothing out of range); NaN
+// parses, for the caller's range check to refuse.
+bool parse_number(const std::string& text, double& out) {
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtod(text.c_str(), &end);
+  return !text.empty() && *end == '\0' && errno == 0;
+}
+
 std::string printable(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {
@@ -295,20 +304,16 @@ ParseResult parse_settings(const Environment& env) {
       s.auto_trials = static_cast<int>(n);
   }
   if (const auto* v = find("CANOPY_AUTO_NATIVE_BELOW")) {
-    char* end = nullptr;
-    errno = 0;
-    const double x = std::strtod(v->c_str(), &end);
-    if (v->empty() || *end != '\0' || errno != 0 || !(x >= 0) || x > 1)
+    double x = 0;
+    if (!parse_number(*v, x) || !(x >= 0) || x > 1)
       bad("CANOPY_AUTO_NATIVE_BELOW", *v, "a number of seconds from 0 to 1", "using 5e-6");
     else
       s.auto_native_below = x;
   }
   if (const auto* v = find("CANOPY_RING_AFTER")) {
-    char* end = nullptr;
-    errno = 0;
-    const double x = std::strtod(v->c_str(), &end);
+    double x = 0;
     if (*v == "off") s.ring_after = -1;
-    else if (v->empty() || *end != '\0' || errno != 0 || !(x >= 0) || x > 3600)
+    else if (!parse_number(*v, x) || !(x >= 0) || x > 3600)
       bad("CANOPY_RING_AFTER", *v, "a number of seconds from 0 to 3600, or off", "using 0.01");
     else
       s.ring_after = x;
@@ -334,10 +339,8 @@ ParseResult parse_settings(const Environment& env) {
     s.topology = v->empty() ? "none" : *v;
   }
   if (const auto* v = find("CANOPY_RHO")) {
-    char* end = nullptr;
-    errno = 0;
-    const double x = std::strtod(v->c_str(), &end);
-    if (v->empty() || *end != '\0' || errno != 0 || !(x > 0) || x > 10)
+    double x = 0;
+    if (!parse_number(*v, x) || !(x > 0) || x > 10)
       bad("CANOPY_RHO", *v, "a number > 0 and <= 10", "using 0.2");
     else
       s.rho = x;

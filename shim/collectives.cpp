@@ -207,10 +207,22 @@ NativeShortcuts& shortcuts_of(planner::Collective collective) {
   return shortcuts[collective == planner::Collective::Reduce ? 0 : 1];
 }
 
-// After a call: where its plan has decided on native, the shortcut for its arguments.
+// After a call its plan ran natively for being cheap (CANOPY_AUTO_NATIVE_BELOW), its
+// plan's calls counted: counts it towards the plan's warm native calls and towards
+// CANOPY_RING_AFTER. True where the plan goes at the next lookup (no shortcut to it).
+bool after_cheap_native(CommState& state, CommState::PlanHandle where, double price) {
+  const bool warmed = where->second->calls == CommState::kWarmNativeCalls && state.native_warmed(where);
+  const bool ring = state.after_cheap_call(price);
+  return warmed || ring;
+}
+
+// After a call: where its plan has decided on native, the shortcut for its arguments
+// (none where the plan, kept native for being cheap, is to be made again).
 void remember_native(planner::Collective collective, CommState& state, CachedPlan& plan, CommState::PlanHandle where,
                      MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count, int root, std::int64_t bytes) {
   const Runtime& rt = runtime();
+  if (plan.native_why == FallbackReason::AutoBelowThreshold && after_cheap_native(state, where, plan.cheap_price))
+    return;
   if (plan.trialling() || !plan.candidates[plan.current()].native || rt.concurrent_calls() || rt.settings.verify ||
       !predefined_type(type) || !predefined_op(op)) {
     shortcuts_of(collective).forget(comm, root);  // not for this communicator's next call at this root
@@ -232,13 +244,18 @@ void remember_native(planner::Collective collective, CommState& state, CachedPla
   s.stats = &c.native_stats[static_cast<int>(s.why)];
 }
 
-// After a call its plan ran natively for being cheap (CANOPY_AUTO_NATIVE_BELOW), its
-// plan's calls counted: counts it towards the plan's warm native calls and towards
-// CANOPY_RING_AFTER. True where the plan goes at the next lookup (no shortcut to it).
-bool after_cheap_native(CommState& state, CommState::PlanHandle where, double price) {
-  const bool warmed = where->second->calls == CommState::kWarmNativeCalls && state.native_warmed(where);
-  const bool ring = state.after_cheap_call(price);
-  return warmed || ring;
+// A call through shortcut `s` (its arguments matched): what the lookup it skips would
+// have done, a native call for the same plan and reason, counted as that plan's.
+template <typename RunNative>
+int run_shortcut(planner::Collective collective, const NativeShortcut& s, MPI_Comm comm, int root, RunNative native) {
+  s.state->touch(s.where);
+  const int err = run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
+  // (Where the plan is to be made again, the generation changes: no shortcut stands.)
+  if (s.why == FallbackReason::AutoBelowThreshold) {
+    ++s.where->second->calls;  // as run_plan counts them
+    after_cheap_native(*s.state, s.where, s.cheap_price);
+  }
+  return err;
 }
 
 // The record `c`'s calls of `bytes` are counted in (CANOPY_TIMING/_REPORT): found when
@@ -355,16 +372,8 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
   if (rt.always_native(planner::Collective::Reduce)) return fallback(FallbackReason::AlgorithmNative);
-  if (const NativeShortcut* s = shortcuts[0].find(comm, datatype, op, count, root)) {
-    s->state->touch(s->where);
-    const int err = run_native(planner::Collective::Reduce, comm, root, s->bytes, s->why, native, s->stats);
-    // (Where the plan is to be made again, the generation changes: no shortcut stands.)
-    if (s->why == FallbackReason::AutoBelowThreshold) {
-      ++s->where->second->calls;  // as run_plan counts them
-      after_cheap_native(*s->state, s->where, s->cheap_price);
-    }
-    return err;
-  }
+  if (const NativeShortcut* s = shortcuts[0].find(comm, datatype, op, count, root))
+    return run_shortcut(planner::Collective::Reduce, *s, comm, root, native);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   CommState::PlanHandle where;
@@ -402,8 +411,6 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                    c.fusions_for(state->rank(), b.input_is_accumulator), state->executor_scratch());
   };
   const int err = run_plan(*state, *plan, key, count, segments, comm, schedule, native);
-  if (plan->native_why == FallbackReason::AutoBelowThreshold && after_cheap_native(*state, where, plan->cheap_price))
-    return err;  // `plan` is dropped at the next lookup: no shortcut to it
   remember_native(planner::Collective::Reduce, *state, *plan, where, comm, datatype, op, count, root,
                   count * key.element_bytes);
   return err;
@@ -417,15 +424,8 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
   if (rt.always_native(planner::Collective::Bcast)) return fallback(FallbackReason::AlgorithmNative);
-  if (const NativeShortcut* s = shortcuts[1].find(comm, datatype, MPI_OP_NULL, count, root)) {
-    s->state->touch(s->where);
-    const int err = run_native(planner::Collective::Bcast, comm, root, s->bytes, s->why, native, s->stats);
-    if (s->why == FallbackReason::AutoBelowThreshold) {
-      ++s->where->second->calls;
-      after_cheap_native(*s->state, s->where, s->cheap_price);
-    }
-    return err;
-  }
+  if (const NativeShortcut* s = shortcuts[1].find(comm, datatype, MPI_OP_NULL, count, root))
+    return run_shortcut(planner::Collective::Bcast, *s, comm, root, native);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   CommState::PlanHandle where;
@@ -473,8 +473,6 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     return err;
   };
   const int err = run_plan(*state, *plan, key, bytes, segments, comm, schedule, native);
-  if (plan->native_why == FallbackReason::AutoBelowThreshold && after_cheap_native(*state, where, plan->cheap_price))
-    return err;
   remember_native(planner::Collective::Bcast, *state, *plan, where, comm, datatype, MPI_OP_NULL, count, root, bytes);
   return err;
 }

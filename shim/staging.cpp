@@ -266,9 +266,16 @@ bool StagingRing::map_posix(MPI_Comm comm, const Layout& layout, std::int64_t pa
   auto name_of = [&](int r) {
     return "/canopy-" + std::to_string(layout.pid[r]) + "-" + std::to_string(layout.attempt[r]);
   };
-  auto unmap_all = [&] {
-    for (const Mapping& m : mappings_) munmap(m.at, m.bytes);
-    mappings_.clear();
+  // Maps `part` bytes of `fd` as rank r's part, or says why not in `mine`.
+  auto map_part = [&](int fd, int r, const std::string& name) {
+    void* p = mmap(nullptr, static_cast<std::size_t>(part), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      mine = system_error("mmap of " + std::to_string(part) + " bytes of " + name, errno);
+      return false;
+    }
+    mappings_.push_back({static_cast<char*>(p), static_cast<std::size_t>(part)});
+    base_[r] = static_cast<char*>(p);
+    return true;
   };
   // Its own part.
   const std::string own = name_of(layout.rank);
@@ -282,24 +289,17 @@ bool StagingRing::map_posix(MPI_Comm comm, const Layout& layout, std::int64_t pa
     mine = system_error("shm_open(" + own + ")", errno);
   } else {
     created = true;
-    void* p = MAP_FAILED;
     if (ftruncate(fd, static_cast<off_t>(part)) != 0) {
       ok = 0;
       mine = system_error("ftruncate of " + own + " to " + std::to_string(part) + " bytes", errno);
-    } else if (p = mmap(nullptr, static_cast<std::size_t>(part), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-               p == MAP_FAILED) {
+    } else if (!map_part(fd, layout.rank, own)) {
       ok = 0;
-      mine = system_error("mmap of " + std::to_string(part) + " bytes of " + own, errno);
-    } else {
-      mappings_.push_back({static_cast<char*>(p), static_cast<std::size_t>(part)});
-      base_[layout.rank] = static_cast<char*>(p);
-      if (const int e = populate(fd, static_cast<char*>(p), 0, part); e != 0) {
-        ok = 0;
-        // MADV_POPULATE_WRITE says EFAULT (or ENOMEM) where tmpfs has no pages left.
-        const bool no_room = e == EFAULT || e == ENOMEM || e == ENOSPC;
-        mine = no_room ? "no room for " + std::to_string(part) + " bytes of " + own + " in /dev/shm"
-                       : system_error("making " + std::to_string(part) + " bytes of " + own + " exist", e);
-      }
+    } else if (const int e = populate(fd, base_[layout.rank], 0, part); e != 0) {
+      ok = 0;
+      // MADV_POPULATE_WRITE says EFAULT (or ENOMEM) where tmpfs has no pages left.
+      const bool no_room = e == EFAULT || e == ENOMEM || e == ENOSPC;
+      mine = no_room ? "no room for " + std::to_string(part) + " bytes of " + own + " in /dev/shm"
+                     : system_error("making " + std::to_string(part) + " bytes of " + own + " exist", e);
     }
     close(fd);
   }
@@ -312,15 +312,8 @@ bool StagingRing::map_posix(MPI_Comm comm, const Layout& layout, std::int64_t pa
         ok = 0;
         mine = system_error("shm_open(" + name + ") of another rank's part", errno);
       } else {
-        void* p = mmap(nullptr, static_cast<std::size_t>(part), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        ok = map_part(fd, r, name);
         close(fd);
-        if (p == MAP_FAILED) {
-          ok = 0;
-          mine = system_error("mmap of " + std::to_string(part) + " bytes of " + name, errno);
-        } else {
-          mappings_.push_back({static_cast<char*>(p), static_cast<std::size_t>(part)});
-          base_[r] = static_cast<char*>(p);
-        }
       }
     }
     ok = everywhere(ok, comm);
@@ -329,7 +322,7 @@ bool StagingRing::map_posix(MPI_Comm comm, const Layout& layout, std::int64_t pa
   }
   if (created) shm_unlink(own.c_str());  // every rank that maps it has (or the ring is off)
   if (!ok) {
-    unmap_all();
+    unmap_posix();
     std::fill(base_.begin(), base_.end(), nullptr);
     return false;
   }
@@ -416,8 +409,13 @@ bool StagingRing::allocate_window(MPI_Comm comm, const Layout& layout, std::int6
   return true;
 }
 
-StagingRing::~StagingRing() {
+void StagingRing::unmap_posix() {
   for (const Mapping& m : mappings_) munmap(m.at, m.bytes);
+  mappings_.clear();
+}
+
+StagingRing::~StagingRing() {
+  unmap_posix();
   if (win_ != MPI_WIN_NULL) PMPI_Win_free(&win_);
   if (node_ != MPI_COMM_NULL) PMPI_Comm_free(&node_);
 }

@@ -144,6 +144,7 @@ class StagingRing {
     std::size_t bytes;
   };
   std::vector<Mapping> mappings_;  // POSIX memory: the node's ranks' segments, this rank's first
+  void unmap_posix();              // unmaps them all
   std::string posix_name_;         // their names (for the log; removed from /dev/shm by then)
   static constexpr int kNamedSegments = 7;  // named in the log besides the node's first rank's
   // POSIX memory: the node's first rank's process id and attempt, which name the ring
