@@ -24,12 +24,22 @@ namespace canopy::planner {
 constexpr std::int64_t kMinStagedChunkBytes = 32 * 1024;
 
 // The ring: entries of 64 KiB, two rounds of a reduce-scatter's stages per rank (2p,
-// what shm-reduce-scatter-gather needs), at least 8 for a broadcast's pipeline.
+// what shm-reduce-scatter-gather needs), at least kMinStagingEntries.
+// Decision: at least 16 (1 MiB per rank), not 8. A pipeline through the ring runs at the
+// pace of the bytes it holds in flight, not only at its copies' and reductions' pace:
+// on a 2-core AMD EPYC (Zen 4, KVM), two threads handing 48 KiB chunks over through 8
+// entries (384 KiB) took 130 us per MiB copied in and out and 318 us per 4 MiB reduced
+// (copied in, combined into a third buffer), through 16 entries 53 and 142, through 32
+// 34 and 145 (a throwaway program, medians of 8-12 interleaved rounds). Canopy's 2-rank
+// reduce (MPICH, back to back, canopy-bench, 3 interleaved runs): 8 entries 76-81 us at
+// 1 MiB and 423-442 at 4 MiB, 16 entries 51-53 and 198-205, 32 entries 39-83 and
+// 188-224 (not steadier; at 1 MiB 64-78 in another round); docs/performance.md, section 7.
 constexpr std::int64_t kStagingEntryBytes = 64 * 1024;
-inline int staging_entries_for(int nranks) { return nranks * 2 > 8 ? nranks * 2 : 8; }
+constexpr int kMinStagingEntries = 16;
+inline int staging_entries_for(int nranks) { return std::max(nranks * 2, kMinStagingEntries); }
 
-// The ring grows with the ranks of a node (2p entries of 64 KiB per rank, 128 p KiB;
-// p^2 x 128 KiB on the node), so it is offered only where a node holds at most
+// The ring grows with the ranks of a node (2p entries of 64 KiB per rank, 128 p KiB, at
+// least 1 MiB; p^2 x 128 KiB on the node), so it is offered only where a node holds at most
 // kMaxStagingRanks of the communicator's ranks: at most 4 MiB per rank and 128 MiB per
 // node. Decision: a node of 128 ranks would otherwise hold 2 GiB of shared memory for
 // one communicator's ring. Communicators over several nodes get a ring per node, which

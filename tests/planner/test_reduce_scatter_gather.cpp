@@ -3,6 +3,7 @@
 // and algorithms/shm_bcast.cpp, and the staging steps of the IR (schedule.h) in the
 // validator, the simulator and the JSON form.
 #include "planner/schedule_json.h"
+#include "planner/select.h"
 #include "planner/staged.h"
 #include "support.h"
 
@@ -198,7 +199,8 @@ TEST_CASE("shm-reduce-scatter-gather on 2 ranks: the root reduces everything whe
 TEST_CASE("shm-bcast: the root stages each chunk once, every other rank copies it out", "[reduce-scatter-gather]") {
   CostModel m = default_model();
   const int p = 5;
-  const Problem problem = staged(make_problem(Collective::Bcast, p, 3, 1 << 20, 1, true, 65536, m), 4, 1 << 17);
+  // 16 entries hold the message in chunks of the 64 KiB asked for.
+  const Problem problem = staged(make_problem(Collective::Bcast, p, 3, 1 << 20, 1, true, 65536, m), 16, 1 << 17);
   const Schedule s = plan_with("shm-bcast", problem);
   REQUIRE(s.segments.size() == 16);
   CHECK(s.steps[3].size() == 16);
@@ -208,6 +210,35 @@ TEST_CASE("shm-bcast: the root stages each chunk once, every other rank copies i
   // n c (1 + 1/q) and one hand-over: the readers keep pace with the root.
   const double n = 1 << 20;
   CHECK(sim.makespan == Approx(n * m.copy_per_byte * (1 + 1.0 / 16) + kStagingHandoffSeconds));
+}
+
+TEST_CASE("shm-bcast: chunks never so small that the ring holds less of the message than it can",
+          "[reduce-scatter-gather]") {
+  const CostModel m = default_model();
+  auto chunks = [&](std::int64_t bytes, std::int64_t asked, int entries) {
+    const Problem problem = staged(make_problem(Collective::Bcast, 2, 0, bytes, 1, true, asked, m), entries, 65536);
+    const Schedule s = plan_with("shm-bcast", problem);
+    REQUIRE(validate(s).ok);
+    return s.segments.size();
+  };
+  // 64 KiB: 32 KiB chunks, as asked (and the least asked for), the pipeline's fill short.
+  CHECK(chunks(65536, 32768, 16) == 2);
+  CHECK(chunks(65536, 1024, 16) == 2);
+  // 512 KiB fills 16 entries in 32 KiB chunks; 1 MiB needs 64 KiB, more than 3/4 of an
+  // entry: 48 KiB chunks, whatever is asked.
+  CHECK(chunks(512 * 1024, 32768, 16) == 16);
+  CHECK(chunks(1 << 20, 32768, 16) == 22);
+  CHECK(chunks(1 << 20, 0, 16) == 22);
+  // 768 KiB on 16 entries: chunks of its 48 KiB share.
+  CHECK(chunks(768 * 1024, 32768, 16) == 16);
+  // A ring of 32 entries (16 ranks) holds 1 MiB in 32 KiB chunks.
+  CHECK(chunks(1 << 20, 32768, 32) == 32);
+  // The model, left free, takes the smallest chunks it may, and prices them as such.
+  const Problem free = staged(make_problem(Collective::Bcast, 2, 0, 4 << 20, 1, true, 0, m), 16, 65536);
+  const Choice best = rank_choices(free, Request{"shm-bcast", -1}).front();
+  Problem cut = free;
+  cut.segment_bytes = best.segment_bytes;
+  CHECK(plan_with("shm-bcast", cut).segments.size() == 86);
 }
 
 TEST_CASE("The validator and the simulator refuse a staging ring too small for the schedule's order",
@@ -296,7 +327,9 @@ TEST_CASE("The staging ring is offered to 2..32 ranks: at most 4 MiB per rank", 
   CHECK(staging_ring_allowed(2));
   CHECK(staging_ring_allowed(kMaxStagingRanks));
   CHECK_FALSE(staging_ring_allowed(kMaxStagingRanks + 1));
-  CHECK(staging_ring_bytes_per_rank(2) == 8 * 65536);
+  CHECK(staging_ring_bytes_per_rank(2) == 16 * 65536);  // at least kMinStagingEntries
+  CHECK(staging_ring_bytes_per_rank(8) == 16 * 65536);
+  CHECK(staging_ring_bytes_per_rank(9) == 18 * 65536);
   CHECK(staging_ring_bytes_per_rank(kMaxStagingRanks) == 4 << 20);
   // Enough for shm-reduce-scatter-gather at the largest size offered.
   const Problem problem =

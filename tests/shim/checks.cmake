@@ -343,7 +343,9 @@ add_test(NAME "mpi preload: root classes np3"
          COMMAND bash ${shim_tests}/expect_counts.sh "4=as the trials at root 0 chose for this size class"
                  "4=the candidates priced at root 0"
                  -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:root_classes>)
-set_tests_properties("mpi preload: root classes np3" PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=info"
+# CANOPY_LEARN=0: a model learnt from the 64 KiB calls may price 1 MiB shm-bcast more
+# than 2x under every other schedule, and a plan of one candidate has no trials to share.
+set_tests_properties("mpi preload: root classes np3" PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_LEARN=0"
                      LABELS "mpi;preload" TIMEOUT 120)
 
 # ---- CANOPY_TOPOLOGY: a topology file, and what discovery logs -----------------------
@@ -464,12 +466,12 @@ foreach(prog reduce_matrix bcast_matrix)
 endforeach()
 
 # Several nodes named by a topology file: hierarchical's node levels stage through a
-# ring on each node (8 entries per rank: the largest node holds 2 ranks), and results
+# ring on each node (16 entries per rank, the least: the largest node holds 2 ranks), and results
 # stay right (the programs check them).
 foreach(case "bcast_matrix;CANOPY_BCAST_ALGO=hierarchical" "reduce_matrix;CANOPY_REDUCE_ALGO=hierarchical")
   list(POP_FRONT case prog algo)
   add_test(NAME "mpi preload: topology file, hierarchical stages inside each node: ${prog} np5"
-           COMMAND ${expect} 1 1 "staging ring made for a communicator of 5 ranks: 8 entries" --
+           COMMAND ${expect} 1 1 "staging ring made for a communicator of 5 ranks: 16 entries" --
                    ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 5 $<TARGET_FILE:${prog}>)
   set_tests_properties("mpi preload: topology file, hierarchical stages inside each node: ${prog} np5" PROPERTIES
                        ENVIRONMENT "CANOPY_LOG_LEVEL=debug;CANOPY_TOPOLOGY=${sites5};${algo};CANOPYTEST_EXPECT_INTERCEPT=1"

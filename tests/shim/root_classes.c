@@ -1,4 +1,4 @@
-/* root_classes: one size class at several roots. 100 reduces and bcasts of 64 KiB at
+/* root_classes: one size class at several roots. 200 reduces and bcasts of 64 KiB at
  * root 0 (auto's trials decide there), then 20 at each other root in turn (they take
  * root 0's decision, without trials); then 1 MiB at rotating roots from the first call
  * (every root after the first builds the candidates priced at root 0 and trials them).
@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
   const long small = 8192, large = 131072; /* 64 KiB and 1 MiB of doubles */
   double *send = malloc(sizeof(double) * (size_t)large), *recv = malloc(sizeof(double) * (size_t)large);
   long call = 0;
-  for (int i = 0; i < 100; i++) pair(MPI_COMM_WORLD, call++, small, 0, send, recv);
+  for (int i = 0; i < 200; i++) pair(MPI_COMM_WORLD, call++, small, 0, send, recv); /* enough for the trials to decide: their batches are twice the ring's entries, at least 16 */
   for (int root = 1; root < ct.size; root++)
     for (int i = 0; i < 20; i++) pair(MPI_COMM_WORLD, call++, small, root, send, recv);
   for (int i = 0; i < 20 * ct.size; i++) pair(MPI_COMM_WORLD, call++, large, i % ct.size, send, recv);
