@@ -264,4 +264,14 @@ Plan make_plan(const Problem& problem, const Request& request) {
   return plan;
 }
 
+bool bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collective collective) {
+  const auto staged = std::find_if(ranked.begin(), ranked.end(), [collective](const Choice& c) {
+    const Algorithm* a = find_algorithm(collective, c.algorithm);
+    return a && a->staged;
+  });
+  if (staged == ranked.end() || static_cast<std::size_t>(staged - ranked.begin()) < first) return false;
+  std::rotate(ranked.begin() + static_cast<std::ptrdiff_t>(first), staged, staged + 1);
+  return true;
+}
+
 }  // namespace canopy::planner

@@ -31,9 +31,10 @@ constexpr std::int64_t kMinStagedChunkBytes = 32 * 1024;
 // entries (384 KiB) took 130 us per MiB copied in and out and 318 us per 4 MiB reduced
 // (copied in, combined into a third buffer), through 16 entries 53 and 142, through 32
 // 34 and 145 (a throwaway program, medians of 8-12 interleaved rounds). Canopy's 2-rank
-// reduce (MPICH, back to back, canopy-bench, 3 interleaved runs): 8 entries 76-81 us at
-// 1 MiB and 423-442 at 4 MiB, 16 entries 51-53 and 198-205, 32 entries 39-83 and
-// 188-224 (not steadier; at 1 MiB 64-78 in another round); docs/performance.md, section 7.
+// reduce (MPICH, back to back, canopy-bench, 3 interleaved runs): 8 entries 78-101 us at
+// 1 MiB and 423-443 at 4 MiB, 16 entries 51-54 and 200-239, 32 entries 39-83 and 198-224
+// (one run 1949; not steadier: 76-86 at 1 MiB in another round); docs/performance.md,
+// section 7 (the raw lines, A).
 constexpr std::int64_t kStagingEntryBytes = 64 * 1024;
 constexpr int kMinStagingEntries = 16;
 inline int staging_entries_for(int nranks) { return std::max(nranks * 2, kMinStagingEntries); }

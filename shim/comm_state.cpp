@@ -13,7 +13,6 @@
 #include "planner/describe.h"
 #include "planner/fnv1a.h"
 #include "planner/learn.h"
-#include "planner/registry.h"
 #include "planner/schedule_json.h"
 #include "planner/segments.h"
 #include "planner/select.h"
@@ -608,26 +607,11 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
         }
       }
     }
-    // Trials also try the ring's best schedule where the model ranks it below those:
-    // the model prices a copy through the ring at its copy rate, which it does not
-    // measure (CANOPY_MODEL=measure does), like a message at the network's, and the ring
-    // ran 1.6-1.8x faster than the point-to-point schedules it ranked above it (2 ranks,
-    // 1 MiB bcast: shm-bcast 55-59 us, binomial 105, MPICH's own 84-101; AMD EPYC, KVM).
-    // Still subject to kTrialPriceRatio below.
-    if (tune && staging && request.algorithm == "auto") {
-      auto staged = [collective = problem.collective](const planner::Choice& c) {
-        const planner::Algorithm* a = planner::find_algorithm(collective, c.algorithm);
-        return a && a->staged;
-      };
-      const auto first_staged = std::find_if(ranked.begin(), ranked.end(), staged);
-      if (first_staged != ranked.end() && first_staged - ranked.begin() >= static_cast<std::ptrdiff_t>(wanted)) {
-        planner::Choice ring_best = *first_staged;
-        ranked.erase(first_staged);
-        ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(wanted, ranked.size())),
-                      std::move(ring_best));
-        ++wanted;
-      }
-    }
+    // Trials also try the ring's best schedule where the model ranks it below those
+    // (planner::bring_staged_forward says why), still within kTrialPriceRatio below.
+    if (tune && staging && request.algorithm == "auto" &&
+        planner::bring_staged_forward(ranked, wanted, problem.collective))
+      ++wanted;
     const double best_price = ranked.front().predicted;
     // CANOPY_AUTO_NATIVE_BELOW (5 us by default): where native MPI may compete and the
     // model prices the best schedule under it, native runs and nothing is built or

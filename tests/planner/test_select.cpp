@@ -294,3 +294,29 @@ TEST_CASE("Select: rank_plans lists each algorithm once at its best segment size
       CHECK(best.schedule.segments.size() == ranked.front().schedule.segments.size());
     }
 }
+
+TEST_CASE("Select: bring_staged_forward moves the ring's best choice to the trialled ones, the rest in order",
+          "[select]") {
+  auto names = [](const std::vector<Choice>& ranked) {
+    std::vector<std::string> out;
+    for (const Choice& c : ranked) out.push_back(c.algorithm);
+    return out;
+  };
+  const std::vector<Choice> ranked{{"binomial"}, {"scatter-allgather"}, {"chain"}, {"shm-bcast"}, {"flat"}};
+  std::vector<Choice> r = ranked;
+  CHECK(bring_staged_forward(r, 2, Collective::Bcast));
+  CHECK(names(r) == std::vector<std::string>{"binomial", "scatter-allgather", "shm-bcast", "chain", "flat"});
+  // At the first position not trialled: it stays, and the caller trials one more.
+  CHECK(bring_staged_forward(r, 2, Collective::Bcast));
+  CHECK(names(r) == std::vector<std::string>{"binomial", "scatter-allgather", "shm-bcast", "chain", "flat"});
+  // Already trialled, or no staged algorithm at all: nothing moves.
+  CHECK_FALSE(bring_staged_forward(r, 3, Collective::Bcast));
+  std::vector<Choice> none{{"binomial"}, {"chain"}, {"flat"}};
+  CHECK_FALSE(bring_staged_forward(none, 1, Collective::Bcast));
+  CHECK(names(none) == std::vector<std::string>{"binomial", "chain", "flat"});
+  // Staged for reduces: shm-flat and shm-reduce-scatter-gather; the first one found moves.
+  std::vector<Choice> reduce{{"binomial"}, {"chain"}, {"reduce-scatter-gather"}, {"shm-flat"}, {"shm-reduce-scatter-gather"}};
+  CHECK(bring_staged_forward(reduce, 1, Collective::Reduce));
+  CHECK(names(reduce) ==
+        std::vector<std::string>{"binomial", "shm-flat", "chain", "reduce-scatter-gather", "shm-reduce-scatter-gather"});
+}
