@@ -12,8 +12,10 @@
 // rank of the node can read. A Stage step copies a segment into the rank's ring once,
 // for one or more readers; a Fetch copies it out, a FetchReduce combines it into the
 // reader's accumulator where it lies. The k-th Stage of a rank in a call (k from 0,
-// Step::slot) uses entry k mod staging_entries, and waits until every reader of that
-// entry's previous use has released it; readers name the stage by (peer, slot).
+// Step::slot) uses entry (origin + k) mod staging_entries, and waits until every reader
+// of that entry's previous use has released it; readers name the stage by (peer, slot).
+// origin is where the ring's previous call left off (shim/staging.h): within one call it
+// only renames entries, so the validator and the simulator take it as 0.
 // Steps run in list order. Sends and receives are nonblocking when issued; a step
 // that needs data (a send of the accumulator, a reduce of a slot) waits for the
 // receive that produces it. That is exactly how shim/executor interprets it.

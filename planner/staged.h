@@ -86,4 +86,24 @@ inline std::int64_t staged_chunk_bytes(const Problem& problem, std::int64_t smal
   return std::clamp(problem.segment_bytes, std::min(smallest, largest), largest);
 }
 
+// Where the next call on a ring starts: stage k of a call uses entry (origin + k) mod
+// entries (schedule.h), and a call of `stages` stages (its segments, the same on every
+// rank) hands the next call `origin`, or `origin + stages` to start after it. Restarting
+// at the same entry reuses an entry `stages` stages after its last use (`stages` mod
+// entries where a call wraps), and a writer that reuses an entry so soon copies into
+// lines still in its reader's cache. Moving on reuses every entry `entries` stages later
+// but spreads the calls over the whole ring. Measured (docs/performance.md, section 7,
+// "Where a call starts in the ring"): 2 ranks, 1 MiB reduced in 22 stages of 16 entries,
+// 52-55 us a call restarting against 39-44 moving on (the AMD machine); 64 KiB in 2
+// stages, 9.5 against 4.9 (the lent Xeon); 16 ranks, 64 KiB in 15 stages of 32 entries,
+// moving on was 5-16% slower on Open MPI. Decision: a call that fits in the ring and
+// fills at least a quarter of it restarts where it started (each entry then waits at
+// least a quarter of the ring); a shorter one, or one that wraps (it spreads over the
+// whole ring anyway), moves on.
+inline int next_staging_origin(int origin, int stages, int entries) {
+  if (entries <= 0) return 0;
+  if (stages <= entries && 4 * stages >= entries) return origin;
+  return (origin + std::max(stages, 0)) % entries;
+}
+
 }  // namespace canopy::planner

@@ -99,7 +99,7 @@ class RankRun {
 
   int run() {
     const std::vector<Step>& steps = s_.steps_of(rank_);
-    if (s_.uses_staging()) b_.ring->begin_call();
+    if (s_.uses_staging()) b_.ring->begin_call(static_cast<int>(segments_.size()));
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
       switch (fused_[i]) {

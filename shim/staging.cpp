@@ -429,7 +429,7 @@ std::uint64_t* StagingRing::acks(int rank, int entry) const {
 }
 
 char* StagingRing::claim(int stage) {
-  const int entry = stage % entries_;
+  const int entry = entry_of(stage);
   std::uint64_t* done = acks(rank_, entry);
   const std::uint64_t needed = promised_[entry];
   wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; }, progress_);
@@ -437,13 +437,13 @@ char* StagingRing::claim(int stage) {
 }
 
 void StagingRing::publish(int stage, int readers) {
-  const int entry = stage % entries_;
+  const int entry = entry_of(stage);
   promised_[entry] += static_cast<std::uint64_t>(readers);
   __atomic_store_n(published(rank_, entry), tag(stage), __ATOMIC_RELEASE);
 }
 
 const char* StagingRing::wait_for(int writer, int stage) {
-  const int entry = stage % entries_;
+  const int entry = entry_of(stage);
   const std::uint64_t* flag = published(writer, entry);
   const std::uint64_t want = tag(stage);
   wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; }, progress_);
@@ -451,7 +451,7 @@ const char* StagingRing::wait_for(int writer, int stage) {
 }
 
 void StagingRing::release(int writer, int stage) {
-  __atomic_fetch_add(acks(writer, stage % entries_), 1, __ATOMIC_RELEASE);
+  __atomic_fetch_add(acks(writer, entry_of(stage)), 1, __ATOMIC_RELEASE);
 }
 
 }  // namespace canopy::shim

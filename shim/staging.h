@@ -109,8 +109,14 @@ class StagingRing {
   // Whether create() took over a parked ring rather than making memory.
   bool reused() const { return reused_; }
 
-  // A new call begins: its stages get new tags.
-  void begin_call() { ++call_; }
+  // A new call begins: its stages get new tags, and its stage k uses entry (origin + k)
+  // mod entries, origin where the previous call of `stages` stages (its segments, the
+  // same on every rank) left it (planner::next_staging_origin says where and why).
+  void begin_call(int stages) {
+    ++call_;
+    origin_ = next_origin_;
+    next_origin_ = planner::next_staging_origin(origin_, stages, entries_);
+  }
   // Stage number `stage` of this rank: claim() waits for its entry and returns it, to be
   // filled (with at most kEntryBytes); publish() then hands it to `readers` reads.
   char* claim(int stage);
@@ -157,6 +163,8 @@ class StagingRing {
   std::vector<std::uint64_t> promised_;  // reads promised so far per own entry
   std::vector<char> scratch_;
   std::uint64_t call_ = 0;
+  int origin_ = 0, next_origin_ = 0;  // this call's entry of stage 0, and the next call's
+  int entry_of(int stage) const { return (origin_ + stage) % entries_; }
   std::uint64_t sequence_ = 0;
   double allocate_seconds_ = 0;
 };

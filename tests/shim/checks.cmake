@@ -333,6 +333,12 @@ canopy_add_mpi_test(NAME "mpi preload: cheap calls alone, CANOPY_RING_AFTER=off 
 canopy_add_mpi_test(NAME "mpi native: varying counts np3" TARGET varying_counts NP 3)
 canopy_add_mpi_test(NAME "mpi preload: varying counts np3" TARGET varying_counts NP 3 PRELOAD
                     PASS_REGULAR_EXPRESSION "made [0-9]+ plans \\(at most [0-9]+ allowed\\) for 1200 calls")
+# The same through the staging ring alone: each call's stages start where the last
+# call's left off in the ring (shim/staging.h, begin_call), and calls of every size,
+# both collectives and every root in turn must still find each other's entries.
+canopy_add_mpi_test(NAME "mpi preload: varying counts, staged only np3" TARGET varying_counts NP 3 PRELOAD
+                    ARGS --calls=300 ENV CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather CANOPY_BCAST_ALGO=shm-bcast
+                    PASS_REGULAR_EXPRESSION "made [0-9]+ plans \\(at most [0-9]+ allowed\\) for 600 calls")
 
 # A size class at several roots is priced once (shim/comm_state.h, ClassChoices): 3 ranks,
 # 64 KiB at root 0 until its trials decide, then at roots 1 and 2, which take that

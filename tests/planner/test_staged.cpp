@@ -1,0 +1,85 @@
+// The staging ring's rules that hold across calls (planner/staged.h).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "planner/staged.h"
+
+using namespace canopy::planner;
+
+namespace {
+
+// Runs calls of the given stage counts through a ring of `entries` entries the way the
+// shim does (stage k of a call in entry (origin + k) mod entries), and returns the
+// fewest stages between two uses of one entry, and how many entries the calls used.
+struct RingUse {
+  long shortest_reuse = std::numeric_limits<long>::max();
+  int entries_used = 0;
+};
+
+RingUse run_calls(const std::vector<int>& calls, int entries) {
+  std::vector<long> last_use(entries, -1);
+  RingUse use;
+  long clock = 0;  // stages staged so far, over all calls
+  int origin = 0;
+  for (int stages : calls) {
+    REQUIRE(origin >= 0);
+    REQUIRE(origin < entries);
+    for (int k = 0; k < stages; ++k, ++clock) {
+      const int entry = (origin + k) % entries;
+      if (last_use[entry] >= 0) use.shortest_reuse = std::min(use.shortest_reuse, clock - last_use[entry]);
+      last_use[entry] = clock;
+    }
+    origin = next_staging_origin(origin, stages, entries);
+  }
+  use.entries_used = static_cast<int>(std::count_if(last_use.begin(), last_use.end(), [](long t) { return t >= 0; }));
+  return use;
+}
+
+}  // namespace
+
+TEST_CASE("Staged: a call that fills a quarter of the ring or more, without wrapping, restarts where it started",
+          "[staged]") {
+  for (int entries : {16, 32, 64}) {
+    for (int stages = entries / 4; stages <= entries; ++stages) {
+      CAPTURE(entries, stages);
+      // The same call over and over stays on its first `stages` entries...
+      const RingUse use = run_calls(std::vector<int>(10, stages), entries);
+      CHECK(use.entries_used == stages);
+      // ...and each entry still waits `stages` stages, at least a quarter of the ring.
+      CHECK(use.shortest_reuse == stages);
+      CHECK(4 * use.shortest_reuse >= entries);
+    }
+  }
+}
+
+TEST_CASE("Staged: a short call, or one that wraps the ring, starts after the last one", "[staged]") {
+  for (int entries : {16, 32, 64}) {
+    std::vector<int> moving;
+    for (int stages = 1; 4 * stages < entries; ++stages) moving.push_back(stages);
+    for (int stages = entries + 1; stages <= 3 * entries + 1; stages += 3) moving.push_back(stages);
+    for (int stages : moving) {
+      CAPTURE(entries, stages);
+      // Restarting would reuse an entry after `stages` stages (short calls) or
+      // `stages` mod entries (calls that wrap); moving on waits a whole ring each time.
+      const RingUse use = run_calls(std::vector<int>(4 * entries, stages), entries);
+      CHECK(use.shortest_reuse == entries);
+      CHECK(use.entries_used == entries);
+    }
+  }
+}
+
+TEST_CASE("Staged: calls of mixed lengths keep the origin inside the ring", "[staged]") {
+  const std::vector<int> calls = {1, 22, 16, 4, 86, 3, 15, 32, 0, 2, 17, 1, 64, 5};
+  for (int entries : {16, 32}) {
+    int origin = 0;
+    for (int stages : calls) {
+      origin = next_staging_origin(origin, stages, entries);
+      CHECK(origin >= 0);
+      CHECK(origin < entries);
+    }
+  }
+  CHECK(next_staging_origin(5, 3, 0) == 0);  // no ring: nothing to rotate
+}
