@@ -90,19 +90,21 @@ inline std::int64_t staged_chunk_bytes(const Problem& problem, std::int64_t smal
 // entries (schedule.h), and a call of `stages` stages (its segments, the same on every
 // rank) hands the next call `origin`, or `origin + stages` to start after it. Restarting
 // at the same entry reuses an entry `stages` stages after its last use (`stages` mod
-// entries where a call wraps), and a writer that reuses an entry so soon copies into
-// lines still in its reader's cache. Moving on reuses every entry `entries` stages later
+// entries where a call wraps), and a writer that reuses an entry so soon presumably
+// copies into lines still in its reader's cache. Moving on reuses every entry `entries` stages later
 // but spreads the calls over the whole ring. Measured (docs/performance.md, section 7,
-// "Where a call starts in the ring"): 2 ranks, 1 MiB reduced in 22 stages of 16 entries,
-// 52-55 us a call restarting against 39-44 moving on (the AMD machine); 64 KiB in 2
-// stages, 9.5 against 4.9 (the lent Xeon); 16 ranks, 64 KiB in 15 stages of 32 entries,
-// moving on was 5-16% slower on Open MPI. Decision: a call that fits in the ring and
-// fills at least a quarter of it restarts where it started (each entry then waits at
-// least a quarter of the ring); a shorter one, or one that wraps (it spreads over the
-// whole ring anyway), moves on.
-inline int next_staging_origin(int origin, int stages, int entries) {
+// "Where a call starts in the ring"), 2 ranks, 16 entries, moving on was faster at every
+// size: 1 MiB reduced in 22 stages, 57-65 us a call restarting against 39-44 (the AMD
+// machine); 512 KiB in 11 stages, 22-28 against 19-20; 256 KiB in 6 stages, 26-33
+// against 12-18 (AMD); 64 KiB in 2 stages, 10.5 against 5.9 (the lent Xeon). 16 ranks,
+// 32 entries: 64 KiB reduced in 15 stages was 5-16% slower on Open MPI moving on, and
+// auto's trials then kept slower schedules in runs of a few hundred calls; 64 KiB
+// broadcast in 2 stages was 10% faster. Decision: on a ring of more than two ranks a
+// call that fits in the ring and fills at least a quarter of it restarts where it
+// started; every other call moves on.
+inline int next_staging_origin(int origin, int stages, int entries, int ranks) {
   if (entries <= 0) return 0;
-  if (stages <= entries && 4 * stages >= entries) return origin;
+  if (ranks > 2 && stages <= entries && 4 * stages >= entries) return origin;
   return (origin + std::max(stages, 0)) % entries;
 }
 

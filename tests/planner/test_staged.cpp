@@ -19,7 +19,7 @@ struct RingUse {
   int entries_used = 0;
 };
 
-RingUse run_calls(const std::vector<int>& calls, int entries) {
+RingUse run_calls(const std::vector<int>& calls, int entries, int ranks) {
   std::vector<long> last_use(entries, -1);
   RingUse use;
   long clock = 0;  // stages staged so far, over all calls
@@ -32,7 +32,7 @@ RingUse run_calls(const std::vector<int>& calls, int entries) {
       if (last_use[entry] >= 0) use.shortest_reuse = std::min(use.shortest_reuse, clock - last_use[entry]);
       last_use[entry] = clock;
     }
-    origin = next_staging_origin(origin, stages, entries);
+    origin = next_staging_origin(origin, stages, entries, ranks);
   }
   use.entries_used = static_cast<int>(std::count_if(last_use.begin(), last_use.end(), [](long t) { return t >= 0; }));
   return use;
@@ -40,13 +40,15 @@ RingUse run_calls(const std::vector<int>& calls, int entries) {
 
 }  // namespace
 
-TEST_CASE("Staged: a call that fills a quarter of the ring or more, without wrapping, restarts where it started",
+TEST_CASE("Staged: past two ranks, a call that fills a quarter of the ring or more, without wrapping, restarts "
+          "where it started",
           "[staged]") {
-  for (int entries : {16, 32, 64}) {
+  for (int ranks : {3, 8, 16, 32}) {
+    const int entries = staging_entries_for(ranks);
     for (int stages = entries / 4; stages <= entries; ++stages) {
-      CAPTURE(entries, stages);
+      CAPTURE(ranks, entries, stages);
       // The same call over and over stays on its first `stages` entries...
-      const RingUse use = run_calls(std::vector<int>(10, stages), entries);
+      const RingUse use = run_calls(std::vector<int>(10, stages), entries, ranks);
       CHECK(use.entries_used == stages);
       // ...and each entry still waits `stages` stages, at least a quarter of the ring.
       CHECK(use.shortest_reuse == stages);
@@ -55,16 +57,20 @@ TEST_CASE("Staged: a call that fills a quarter of the ring or more, without wrap
   }
 }
 
-TEST_CASE("Staged: a short call, or one that wraps the ring, starts after the last one", "[staged]") {
-  for (int entries : {16, 32, 64}) {
+TEST_CASE("Staged: a short call, one that wraps the ring, or any call of two ranks starts after the last one",
+          "[staged]") {
+  for (int ranks : {2, 3, 8, 16, 32}) {
+    const int entries = staging_entries_for(ranks);
     std::vector<int> moving;
     for (int stages = 1; 4 * stages < entries; ++stages) moving.push_back(stages);
     for (int stages = entries + 1; stages <= 3 * entries + 1; stages += 3) moving.push_back(stages);
+    if (ranks == 2)
+      for (int stages = entries / 4; stages <= entries; ++stages) moving.push_back(stages);
     for (int stages : moving) {
-      CAPTURE(entries, stages);
+      CAPTURE(ranks, entries, stages);
       // Restarting would reuse an entry after `stages` stages (short calls) or
       // `stages` mod entries (calls that wrap); moving on waits a whole ring each time.
-      const RingUse use = run_calls(std::vector<int>(4 * entries, stages), entries);
+      const RingUse use = run_calls(std::vector<int>(4 * entries, stages), entries, ranks);
       CHECK(use.shortest_reuse == entries);
       CHECK(use.entries_used == entries);
     }
@@ -73,13 +79,14 @@ TEST_CASE("Staged: a short call, or one that wraps the ring, starts after the la
 
 TEST_CASE("Staged: calls of mixed lengths keep the origin inside the ring", "[staged]") {
   const std::vector<int> calls = {1, 22, 16, 4, 86, 3, 15, 32, 0, 2, 17, 1, 64, 5};
-  for (int entries : {16, 32}) {
+  for (int ranks : {2, 16}) {
+    const int entries = staging_entries_for(ranks);
     int origin = 0;
     for (int stages : calls) {
-      origin = next_staging_origin(origin, stages, entries);
+      origin = next_staging_origin(origin, stages, entries, ranks);
       CHECK(origin >= 0);
       CHECK(origin < entries);
     }
   }
-  CHECK(next_staging_origin(5, 3, 0) == 0);  // no ring: nothing to rotate
+  CHECK(next_staging_origin(5, 3, 0, 2) == 0);  // no ring: nothing to rotate
 }
