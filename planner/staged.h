@@ -91,8 +91,8 @@ inline std::int64_t staged_chunk_bytes(const Problem& problem, std::int64_t smal
 // rank) hands the next call `origin`, or `origin + stages` to start after it. Restarting
 // at the same entry reuses an entry `stages` stages after its last use (`stages` mod
 // entries where a call wraps), and a writer that reuses an entry so soon presumably
-// copies into lines still in its reader's cache. Moving on reuses every entry `entries` stages later
-// but spreads the calls over the whole ring. Measured (docs/performance.md, section 7,
+// copies into lines still in its reader's cache. Moving on reuses every entry `entries`
+// stages later but spreads the calls over the whole ring. Measured (docs/performance.md, section 7,
 // "Where a call starts in the ring"), 2 ranks, 16 entries, moving on was faster at every
 // size: 1 MiB reduced in 22 stages, 57-65 us a call restarting against 39-44 (the AMD
 // machine); 512 KiB in 11 stages, 22-28 against 19-20; 256 KiB in 6 stages, 26-33
