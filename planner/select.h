@@ -82,10 +82,10 @@ std::vector<Choice> rank_choices(const Problem& problem, const Request& request)
 // Moves the best choice of a staged algorithm (Algorithm::staged) of `collective` to
 // position `first` of `ranked` (a rank_choices list) where it is there or further down,
 // the others keeping their order; true then (the caller trials one more), false where
-// there is none or it is already before `first`. auto trials the first few choices, and the model, whose copy rate is not
-// measured unless CANOPY_MODEL=measure, can rank point-to-point schedules above the ring's
-// best where the ring runs faster (2 ranks, 1 MiB bcast: shm-bcast 55-59 us, binomial
-// 105, MPICH's own 84-101; AMD EPYC, KVM).
+// there is none or it is already before `first`. auto trials the first few choices, and
+// the model, whose copy rate is not measured unless CANOPY_MODEL=measure, can rank
+// point-to-point schedules above the ring's best where the ring runs faster (2 ranks,
+// 1 MiB bcast: shm-bcast 55-59 us, binomial 105, MPICH's own 84-101; AMD EPYC, KVM).
 bool bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collective collective);
 
 // One candidate priced as rank_choices prices it (under problem.model, which may differ

@@ -238,6 +238,8 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
     ring->allocate_seconds_ = PMPI_Wtime() - start;
     if (made) {
       ring->promised_.assign(entries, 0);
+      ring->node_ranks_ = static_cast<int>(
+          std::count_if(ring->base_.begin(), ring->base_.end(), [](const char* part) { return part != nullptr; }));
       ring->sequence_ = rings_made.fetch_add(1);
       why.clear();
       return ring;

@@ -115,7 +115,7 @@ class StagingRing {
   void begin_call(int stages) {
     ++call_;
     origin_ = next_origin_;
-    next_origin_ = planner::next_staging_origin(origin_, stages, entries_, node_ranks());
+    next_origin_ = planner::next_staging_origin(origin_, stages, entries_, node_ranks_);
   }
   // Stage number `stage` of this rank: claim() waits for its entry and returns it, to be
   // filled (with at most kEntryBytes); publish() then hands it to `readers` reads.
@@ -165,12 +165,7 @@ class StagingRing {
   std::uint64_t call_ = 0;
   int origin_ = 0, next_origin_ = 0;  // this call's entry of stage 0, and the next call's
   int entry_of(int stage) const { return (origin_ + stage) % entries_; }
-  int node_ranks_ = 0;  // the ranks that share this ring (those with a part here)
-  int node_ranks() {
-    if (node_ranks_ == 0)
-      for (const char* part : base_) node_ranks_ += part != nullptr;
-    return node_ranks_;
-  }
+  int node_ranks_ = 0;  // the ranks that share this ring (those with a part in base_)
   std::uint64_t sequence_ = 0;
   double allocate_seconds_ = 0;
 };
