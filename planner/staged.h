@@ -86,6 +86,30 @@ inline std::int64_t staged_chunk_bytes(const Problem& problem, std::int64_t smal
   return std::clamp(problem.segment_bytes, std::min(smallest, largest), largest);
 }
 
+// How often one rank has used each entry of each part of a ring (up to twice): a ring's
+// first two passes are its warm-up, which auto's trials do not measure (shim/staging.h
+// says why: a page's first access per process can cost microseconds). use() is true
+// while the entry is still warming up: its first use by this rank, which pays for its
+// pages, or its second, which may wait for another rank's first.
+class EntryUses {
+ public:
+  EntryUses() = default;
+  EntryUses(int parts, int entries)
+      : entries_(std::max(entries, 0)),
+        uses_(static_cast<std::size_t>(std::max(parts, 0)) * static_cast<std::size_t>(entries_), 0) {}
+  bool use(int part, int entry) {
+    if (part < 0 || entry < 0 || entry >= entries_) return false;
+    const std::size_t at = static_cast<std::size_t>(part) * static_cast<std::size_t>(entries_) + entry;
+    if (at >= uses_.size() || uses_[at] >= 2) return false;
+    ++uses_[at];
+    return true;
+  }
+
+ private:
+  int entries_ = 0;
+  std::vector<std::uint8_t> uses_;
+};
+
 // Where the next call on a ring starts: stage k of a call uses entry (origin + k) mod
 // entries (schedule.h), and a call of `stages` stages (its segments, the same on every
 // rank) hands the next call `origin`, or `origin + stages` to start after it. Restarting

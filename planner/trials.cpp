@@ -32,8 +32,7 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
   for (int c = 0; c < candidates; ++c)
     if (c != native) live_.push_back(c);
   if (native >= 0 && native < candidates) live_.push_back(native);
-  sums_.assign(live_.size(), 0.0);
-  measured_.assign(live_.size(), 0);
+  clear_round();
   if (settings_.batch > 1) round_ = 1;  // no first look for short calls (trials.h)
   if (live_.size() <= 1) {
     decided_ = true;
@@ -42,7 +41,14 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
   settling_ = !decided_ && round_ == 0;
 }
 
-bool Trials::record(double seconds) {
+void Trials::clear_round() {
+  sums_.assign(live_.size(), 0.0);
+  measured_.assign(live_.size(), 0);
+  first_touch_sums_.assign(live_.size(), 0.0);
+  first_touches_.assign(live_.size(), 0);
+}
+
+bool Trials::record(double seconds, bool first_touch) {
   if (decided_) return false;
   ++calls_;
   if (settling_) {  // the call before the first look: not measured (trials.h)
@@ -52,7 +58,10 @@ bool Trials::record(double seconds) {
   // The first look is one call each; in a measured batch the first call pays for the
   // switch from another candidate and is not measured.
   const int batch = round_ == 0 ? 1 : settings_.batch;
-  if (batch == 1 || in_batch_ > 0) {
+  if ((batch == 1 || in_batch_ > 0) && first_touch) {
+    first_touch_sums_[position_] += seconds;
+    ++first_touches_[position_];
+  } else if (batch == 1 || in_batch_ > 0) {
     sums_[position_] += seconds;
     ++measured_[position_];
   }
@@ -61,8 +70,12 @@ bool Trials::record(double seconds) {
   if (++position_ < static_cast<int>(live_.size())) return false;
   position_ = 0;
   means_.assign(live_.size(), kInfinity);
-  for (std::size_t i = 0; i < live_.size(); ++i)
-    if (measured_[i] > 0) means_[i] = sums_[i] / measured_[i];
+  for (std::size_t i = 0; i < live_.size(); ++i) {
+    if (measured_[i] > 0)
+      means_[i] = sums_[i] / measured_[i];
+    else if (first_touches_[i] > 0)
+      means_[i] = first_touch_sums_[i] / first_touches_[i];
+  }
   return true;
 }
 
@@ -90,8 +103,7 @@ void Trials::end_round(const std::vector<double>& agreed) {
   for (std::size_t i = 0; i < live_.size(); ++i)
     if (agreed[i] <= limit) kept.push_back(live_[i]);
   live_ = kept;
-  sums_.assign(live_.size(), 0.0);
-  measured_.assign(live_.size(), 0);
+  clear_round();
   if (live_.size() <= 1 || round_ > settings_.rounds) decide();
 }
 

@@ -26,6 +26,10 @@
 //    the first look, what is `first_look` times slower than the best goes; after a
 //    measured round, what is `drop` times slower. A candidate `clear` times faster
 //    than every other one wins at once.
+//  * A call that touched memory for the first time (a ring entry's first use by this
+//    rank: record()'s `first_touch`) is not measured either, unless nothing else of
+//    its candidate's round was: the first pass through a new ring pays for its pages
+//    once, whichever candidate makes it, and must not make the ring look slow.
 //  * After the last round, or when one candidate is left, the fastest by its best
 //    round wins; a schedule must beat native by `native_margin` or native stays.
 // The calls a trial spends are bounded: candidates x rounds x batch (plus, for long
@@ -70,8 +74,12 @@ class Trials {
 
   // Records this rank's duration of the call just made with current(). True when a
   // round has ended: the ranks must then agree on round_means() (each element's
-  // maximum over the ranks) and pass the result to end_round().
-  bool record(double seconds);
+  // maximum over the ranks) and pass the result to end_round(). `first_touch`: the call
+  // touched memory this rank had never touched (it counts towards its batch, but its
+  // time goes into the round's mean only where no other call of the candidate's round
+  // was measured). Each rank decides that for itself; every rank counts the same calls,
+  // so rounds still end at the same call everywhere.
+  bool record(double seconds, bool first_touch = false);
   // This rank's mean time per measured call of each live candidate this round.
   const std::vector<double>& round_means() const { return means_; }
   const std::vector<int>& live() const { return live_; }
@@ -87,6 +95,7 @@ class Trials {
 
  private:
   void decide();
+  void clear_round();  // the round's sums, for the live candidates
 
   TrialSettings settings_;
   int native_;
@@ -94,6 +103,8 @@ class Trials {
   std::vector<double> best_;   // per candidate
   std::vector<double> sums_;   // this round, per live candidate
   std::vector<int> measured_;  // this round, per live candidate
+  std::vector<double> first_touch_sums_;  // this round, per live candidate: calls that
+  std::vector<int> first_touches_;        // touched new memory (record())
   std::vector<double> means_;
   int position_ = 0;           // index into live_
   int in_batch_ = 0;           // calls made in the current batch

@@ -308,13 +308,14 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   // same on every rank.
   // Otherwise native MPI stands in for it (timed as its trial, if it is in one).
   bool without_ring = false;
+  const StagingRing* ring = nullptr;
   if (!candidate.native && candidate.schedule.uses_staging()) {
     // (Every plan of a communicator asks for the same entries: with_staging_ring.)
     const int entries = candidate.schedule.staging_entries;
     bool fits = true;
     for (const planner::Segment& s : *segments)
       fits = fits && s.count * key.element_bytes <= StagingRing::kEntryBytes;
-    const StagingRing* ring = fits ? state.staging_ring(entries) : nullptr;
+    ring = fits ? state.staging_ring(entries) : nullptr;
     without_ring = !ring || ring->entries() != entries;
   }
   const bool trial = plan.trialling();
@@ -353,7 +354,8 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   if (timed) {
     const double seconds = PMPI_Wtime() - start;
     if (sampled) record->add(seconds);
-    if (trial) state.finish_call(plan, key, seconds);
+    // (A ring's first passes pay for its pages once: not what a trial measures.)
+    if (trial) state.finish_call(plan, key, seconds, !without_ring && ring && ring->touched_new_entries());
     if (learn_sample) state.sample_call(candidate, seconds);
   }
   ++plan.calls;

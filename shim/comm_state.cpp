@@ -916,8 +916,8 @@ bool CommState::agree_max(std::vector<double>& values) {
   return true;
 }
 
-void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds) {
-  if (!plan.trials.record(seconds)) return;
+void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds, bool first_touch) {
+  if (!plan.trials.record(seconds, first_touch)) return;
   // A round has ended: the slowest rank's time is each candidate's time.
   std::vector<double> agreed = plan.trials.round_means();
   const std::vector<int> live = plan.trials.live();

@@ -238,6 +238,7 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
     ring->allocate_seconds_ = PMPI_Wtime() - start;
     if (made) {
       ring->promised_.assign(entries, 0);
+      ring->uses_ = planner::EntryUses(size, entries);
       ring->node_ranks_ = static_cast<int>(
           std::count_if(ring->base_.begin(), ring->base_.end(), [](const char* part) { return part != nullptr; }));
       ring->sequence_ = rings_made.fetch_add(1);
@@ -434,6 +435,7 @@ char* StagingRing::claim(int stage) {
   const int entry = entry_of(stage);
   std::uint64_t* done = acks(rank_, entry);
   const std::uint64_t needed = promised_[entry];
+  use(rank_, entry);
   wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; }, progress_);
   return base_[rank_] + entries_ * kFlagBytes + entry * kEntryBytes;
 }
@@ -448,6 +450,7 @@ const char* StagingRing::wait_for(int writer, int stage) {
   const int entry = entry_of(stage);
   const std::uint64_t* flag = published(writer, entry);
   const std::uint64_t want = tag(stage);
+  use(writer, entry);
   wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; }, progress_);
   return base_[writer] + entries_ * kFlagBytes + entry * kEntryBytes;
 }

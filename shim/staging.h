@@ -114,6 +114,7 @@ class StagingRing {
   // same on every rank) left it (planner::next_staging_origin says where and why).
   void begin_call(int stages) {
     ++call_;
+    first_touch_ = false;
     origin_ = next_origin_;
     next_origin_ = planner::next_staging_origin(origin_, stages, entries_, node_ranks_);
   }
@@ -125,6 +126,21 @@ class StagingRing {
   const char* wait_for(int writer, int stage);
   // The read of `writer`'s stage is over: its entry may be reused.
   void release(int writer, int stage);
+  // Whether this call used an entry (of this rank's part or another's) that this rank
+  // had used fewer than twice: auto's trials do not measure such calls (planner/trials.h).
+  // On a virtualised machine a process's first access to each page of shared memory can
+  // cost microseconds even once its page tables are filled (MADV_POPULATE_WRITE,
+  // MAP_POPULATE): on the 2-core AMD EPYC VM a throwaway two-process copy through a
+  // populated 1 MiB segment took 45-50 us per 32 KiB chunk on the first pass, writer and
+  // reader alike, and 1.5-3 after, with no page faults counted. So a ring's first pass is
+  // slow (2 ranks, 64 KiB broadcasts: 90-190 us a call for the first 8, 2-3 after), and
+  // on the second a writer waits for the entries its readers are still reading for the
+  // first time (the root's calls 15 and 16: 90-110 us). Measured, they made auto keep
+  // native MPI (shm-bcast's trial 29-118 us a call, native 6-9). Touching every page
+  // when the ring is made was tried and not kept: it touches whole entries, which calls
+  // may use in part, one rank at a time (the ring's making 0.9 -> 4.5 ms; the first 30
+  // calls 4.3 -> 7.8 ms).
+  bool touched_new_entries() const { return first_touch_; }
   // A private buffer of at least `bytes` (an operand unpacked or combined on the right).
   char* scratch(std::size_t bytes) {
     if (scratch_.size() < bytes) scratch_.resize(bytes);
@@ -165,6 +181,13 @@ class StagingRing {
   std::uint64_t call_ = 0;
   int origin_ = 0, next_origin_ = 0;  // this call's entry of stage 0, and the next call's
   int entry_of(int stage) const { return (origin_ + stage) % entries_; }
+  // This rank's uses of each entry of each part, and whether this call warmed one up
+  // (touched_new_entries()).
+  planner::EntryUses uses_;
+  bool first_touch_ = false;
+  void use(int rank, int entry) {
+    if (uses_.use(rank, entry)) first_touch_ = true;
+  }
   int node_ranks_ = 0;  // the ranks that share this ring (those with a part in base_)
   std::uint64_t sequence_ = 0;
   double allocate_seconds_ = 0;

@@ -90,3 +90,28 @@ TEST_CASE("Staged: calls of mixed lengths keep the origin inside the ring", "[st
   }
   CHECK(next_staging_origin(5, 3, 0, 2) == 0);  // no ring: nothing to rotate
 }
+
+TEST_CASE("Staged: an entry warms up over its first two uses by a rank, in each part apart", "[staged]") {
+  const int parts = 3, entries = 16;
+  EntryUses uses(parts, entries);
+  // 2 ranks' 64 KiB broadcasts, 2 stages a call, moving on through the ring: the first 16
+  // calls (two passes) warm the root's entries up, and no call after them does.
+  int origin = 0, warming_calls = 0;
+  for (int call = 0; call < 40; ++call) {
+    bool warming = false;
+    for (int k = 0; k < 2; ++k) warming = uses.use(0, (origin + k) % entries) || warming;
+    if (warming) ++warming_calls;
+    CHECK(warming == (call < 16));
+    origin = next_staging_origin(origin, 2, entries, 2);
+  }
+  CHECK(warming_calls == 16);
+  // Another part's entries warm up on their own: its entry 0 is still new.
+  CHECK(uses.use(1, 0));
+  CHECK(uses.use(1, 0));
+  CHECK_FALSE(uses.use(1, 0));
+  // Out of range (a rank or an entry the ring does not have): never warming, no harm.
+  CHECK_FALSE(uses.use(parts, 0));
+  CHECK_FALSE(uses.use(0, entries));
+  CHECK_FALSE(uses.use(-1, 0));
+  CHECK_FALSE(EntryUses().use(0, 0));
+}
