@@ -86,23 +86,34 @@ inline std::int64_t staged_chunk_bytes(const Problem& problem, std::int64_t smal
   return std::clamp(problem.segment_bytes, std::min(smallest, largest), largest);
 }
 
-// How often one rank has used each entry of each part of a ring (up to twice): a ring's
-// first two passes are its warm-up, which auto's trials do not measure (shim/staging.h
-// says why: a page's first access per process can cost microseconds). use() is true
-// while the entry is still warming up: its first use by this rank, which pays for its
-// pages, or its second, which may wait for another rank's first.
+// How often one rank has used each quarter of each entry of each part of a ring (up to
+// twice): a ring's first two passes are its warm-up, which auto's trials do not measure
+// (shim/staging.h says why: a page's first access per process can cost microseconds).
+// use() is true while what the use covers (the entry's first `bytes`) is still warming
+// up: its first use by this rank, which pays for its pages, or its second, which may
+// wait for another rank's first. By quarters (16 KiB), because calls use entries in
+// part: 32 KiB chunks warm the first half of each entry, and 48 KiB chunks after them
+// still touch new pages.
 class EntryUses {
  public:
+  static constexpr int kQuarters = 4;
   EntryUses() = default;
   EntryUses(int parts, int entries)
       : entries_(std::max(entries, 0)),
-        uses_(static_cast<std::size_t>(std::max(parts, 0)) * static_cast<std::size_t>(entries_), 0) {}
-  bool use(int part, int entry) {
+        uses_(static_cast<std::size_t>(std::max(parts, 0)) * static_cast<std::size_t>(entries_) * kQuarters, 0) {}
+  bool use(int part, int entry, std::int64_t bytes = kStagingEntryBytes) {
     if (part < 0 || entry < 0 || entry >= entries_) return false;
-    const std::size_t at = static_cast<std::size_t>(part) * static_cast<std::size_t>(entries_) + entry;
-    if (at >= uses_.size() || uses_[at] >= 2) return false;
-    ++uses_[at];
-    return true;
+    const std::size_t at = (static_cast<std::size_t>(part) * static_cast<std::size_t>(entries_) + entry) * kQuarters;
+    if (at >= uses_.size()) return false;
+    constexpr std::int64_t quarter = kStagingEntryBytes / kQuarters;
+    const int covered = static_cast<int>(std::clamp<std::int64_t>((bytes + quarter - 1) / quarter, 1, kQuarters));
+    bool warming = false;
+    for (int q = 0; q < covered; ++q) {
+      if (uses_[at + q] >= 2) continue;
+      ++uses_[at + q];
+      warming = true;
+    }
+    return warming;
   }
 
  private:

@@ -55,12 +55,18 @@ struct TrialSettings {
 // Calls per batch for candidates predicted to take `predicted_seconds` a call: enough
 // back-to-back calls to measure microsecond calls, one for calls of a millisecond or
 // more (where one call is long enough and trials are expensive). Where a candidate
-// stages through a ring of `staging_entries` entries per rank (0: none), a batch of
-// short calls is at least twice that long: back to back, such calls run ahead into the
-// ring's free entries until it is full, and only then wait for the slowest reader, which
-// is their steady state (16 ranks, 8 B shm-bcast: 0.6-1.0 us a call in batches of 16,
-// 3.1-3.7 back to back).
-int trial_batch(double predicted_seconds, int staging_entries = 0);
+// stages through a ring of `staging_entries` entries per rank (0: none) in `stages`
+// stages a call (the fewest of such candidates), a batch of short calls lasts four
+// fills of the ring (entries / stages calls each), at most twice the ring's entries:
+// two fills for the ring's warm-up, which Trials::record leaves out of the means, and
+// two more because back to back such calls run ahead into the ring's free entries until
+// it is full and only then wait for the slowest reader, which is their steady state (16
+// ranks, 8 B shm-bcast: 0.6-1.0 us a call in batches of 16, 3.1-3.7 back to back).
+// Decision: calls of many stages fill the ring in a few calls, and batches of twice the
+// ring's entries whatever the stages made a 2-rank 256 KiB broadcast's trials (8 stages,
+// batches of 32) 128-192 calls long, more than the 110 calls OSU's osu_bcast times at
+// that size.
+int trial_batch(double predicted_seconds, int staging_entries = 0, int stages = 1);
 
 class Trials {
  public:

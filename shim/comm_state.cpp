@@ -675,9 +675,15 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   if (tune && made->candidates.size() > 1) {
     planner::TrialSettings trial;
     trial.rounds = rt.settings.auto_trials;
-    int staging_entries = 0;  // the ring's, where a candidate stages through it
-    for (const Candidate& c : made->candidates) staging_entries = std::max(staging_entries, c.schedule.staging_entries);
-    trial.batch = planner::trial_batch(made->candidates.front().predicted, staging_entries);
+    int staging_entries = 0;  // the ring's, where a candidate stages through it ...
+    int stages = 0;           // ... and the fewest stages a call of such a candidate makes
+    for (const Candidate& c : made->candidates) {
+      if (c.native || c.schedule.staging_entries <= 0) continue;
+      staging_entries = std::max(staging_entries, c.schedule.staging_entries);
+      const int segments = static_cast<int>(c.schedule.segments.size());
+      stages = stages == 0 ? segments : std::min(stages, segments);
+    }
+    trial.batch = planner::trial_batch(made->candidates.front().predicted, staging_entries, std::max(stages, 1));
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
   }
 

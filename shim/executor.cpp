@@ -237,7 +237,7 @@ class RankRun {
       note(wait_politely(&acc_recv_[st.segment]));
       from = acc(st.segment);
     }
-    char* entry = b_.ring->claim(st.slot);
+    char* entry = b_.ring->claim(st.slot, static_cast<std::int64_t>(bytes(st.segment)));
     if (packed_is_layout()) std::memcpy(entry, from, bytes(st.segment));
     else note(pack_elements(from, count(st.segment), layout_.type, entry, static_cast<std::int64_t>(bytes(st.segment)), comm_));
     b_.ring->publish(st.slot, st.readers);
@@ -245,7 +245,7 @@ class RankRun {
 
   void fetch(const Step& st) {
     before_write(st.segment);
-    const char* staged = b_.ring->wait_for(st.peer, st.slot);
+    const char* staged = b_.ring->wait_for(st.peer, st.slot, static_cast<std::int64_t>(bytes(st.segment)));
     if (packed_is_layout()) std::memcpy(acc(st.segment), staged, bytes(st.segment));
     else note(unpack_elements(staged, static_cast<std::int64_t>(bytes(st.segment)), acc(st.segment), count(st.segment), layout_.type, comm_));
     b_.ring->release(st.peer, st.slot);
@@ -258,7 +258,7 @@ class RankRun {
     const int seg = steps[i].segment;
     std::size_t j = i + 1;
     while (!(steps[j].kind == StepKind::Stage && steps[j].segment == seg)) ++j;  // fusions_for found it
-    open_entry_ = b_.ring->claim(steps[j].slot);
+    open_entry_ = b_.ring->claim(steps[j].slot, static_cast<std::int64_t>(bytes(seg)));
     if (steps[i].kind == StepKind::FetchReduce) fetch_reduce_input(steps[i], open_entry_);
     else std::memcpy(open_entry_, input(seg), bytes(seg));
   }
@@ -282,7 +282,7 @@ class RankRun {
       return;
     }
     before_write(seg);
-    const char* staged = b_.ring->wait_for(st.peer, st.slot);
+    const char* staged = b_.ring->wait_for(st.peer, st.slot, static_cast<std::int64_t>(bytes(seg)));
     if (error_ != MPI_SUCCESS) {
       b_.ring->release(st.peer, st.slot);
       return;
@@ -314,7 +314,7 @@ class RankRun {
 
   void fetch_reduce(const Step& st, char* into) {
     before_write(st.segment);
-    const char* staged = b_.ring->wait_for(st.peer, st.slot);
+    const char* staged = b_.ring->wait_for(st.peer, st.slot, static_cast<std::int64_t>(bytes(st.segment)));
     if (error_ != MPI_SUCCESS) {
       b_.ring->release(st.peer, st.slot);  // keep the ring moving, stop computing on bad data
       return;

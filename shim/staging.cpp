@@ -431,11 +431,11 @@ std::uint64_t* StagingRing::acks(int rank, int entry) const {
   return reinterpret_cast<std::uint64_t*>(base_[rank] + entry * kFlagBytes + sizeof(std::uint64_t));
 }
 
-char* StagingRing::claim(int stage) {
+char* StagingRing::claim(int stage, std::int64_t bytes) {
   const int entry = entry_of(stage);
   std::uint64_t* done = acks(rank_, entry);
   const std::uint64_t needed = promised_[entry];
-  use(rank_, entry);
+  use(rank_, entry, bytes);
   wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; }, progress_);
   return base_[rank_] + entries_ * kFlagBytes + entry * kEntryBytes;
 }
@@ -446,11 +446,11 @@ void StagingRing::publish(int stage, int readers) {
   __atomic_store_n(published(rank_, entry), tag(stage), __ATOMIC_RELEASE);
 }
 
-const char* StagingRing::wait_for(int writer, int stage) {
+const char* StagingRing::wait_for(int writer, int stage, std::int64_t bytes) {
   const int entry = entry_of(stage);
   const std::uint64_t* flag = published(writer, entry);
   const std::uint64_t want = tag(stage);
-  use(writer, entry);
+  use(writer, entry, bytes);
   wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; }, progress_);
   return base_[writer] + entries_ * kFlagBytes + entry * kEntryBytes;
 }

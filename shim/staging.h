@@ -119,15 +119,16 @@ class StagingRing {
     next_origin_ = planner::next_staging_origin(origin_, stages, entries_, node_ranks_);
   }
   // Stage number `stage` of this rank: claim() waits for its entry and returns it, to be
-  // filled (with at most kEntryBytes); publish() then hands it to `readers` reads.
-  char* claim(int stage);
+  // filled (with `bytes`, at most kEntryBytes); publish() then hands it to `readers` reads.
+  char* claim(int stage, std::int64_t bytes = kEntryBytes);
   void publish(int stage, int readers);
-  // Rank `writer`'s stage number `stage` of this call, once published (waits for it).
-  const char* wait_for(int writer, int stage);
+  // Rank `writer`'s stage number `stage` of this call, once published (waits for it), of
+  // which `bytes` will be read.
+  const char* wait_for(int writer, int stage, std::int64_t bytes = kEntryBytes);
   // The read of `writer`'s stage is over: its entry may be reused.
   void release(int writer, int stage);
-  // Whether this call used an entry (of this rank's part or another's) that this rank
-  // had used fewer than twice: auto's trials do not measure such calls (planner/trials.h).
+  // Whether this call used a part of an entry (of this rank's part of the ring or
+  // another's) that this rank had used fewer than twice: auto's trials do not measure such calls (planner/trials.h).
   // On a virtualised machine a process's first access to each page of shared memory can
   // cost microseconds even once its page tables are filled (MADV_POPULATE_WRITE,
   // MAP_POPULATE): on the 2-core AMD EPYC VM a throwaway two-process copy through a
@@ -185,8 +186,8 @@ class StagingRing {
   // (touched_new_entries()).
   planner::EntryUses uses_;
   bool first_touch_ = false;
-  void use(int rank, int entry) {
-    if (uses_.use(rank, entry)) first_touch_ = true;
+  void use(int rank, int entry, std::int64_t bytes) {
+    if (uses_.use(rank, entry, bytes)) first_touch_ = true;
   }
   int node_ranks_ = 0;  // the ranks that share this ring (those with a part in base_)
   std::uint64_t sequence_ = 0;

@@ -91,7 +91,7 @@ TEST_CASE("Staged: calls of mixed lengths keep the origin inside the ring", "[st
   CHECK(next_staging_origin(5, 3, 0, 2) == 0);  // no ring: nothing to rotate
 }
 
-TEST_CASE("Staged: an entry warms up over its first two uses by a rank, in each part apart", "[staged]") {
+TEST_CASE("Staged: an entry warms up over its first two uses by a rank, in each part and quarter apart", "[staged]") {
   const int parts = 3, entries = 16;
   EntryUses uses(parts, entries);
   // 2 ranks' 64 KiB broadcasts, 2 stages a call, moving on through the ring: the first 16
@@ -114,4 +114,17 @@ TEST_CASE("Staged: an entry warms up over its first two uses by a rank, in each 
   CHECK_FALSE(uses.use(0, entries));
   CHECK_FALSE(uses.use(-1, 0));
   CHECK_FALSE(EntryUses().use(0, 0));
+  // By quarters of an entry: after two uses of 32 KiB, a use of 48 KiB still warms up
+  // the third quarter (its pages are new), twice, and then nothing does.
+  EntryUses quarters(1, 1);
+  CHECK(quarters.use(0, 0, 32 * 1024));
+  CHECK(quarters.use(0, 0, 32 * 1024));
+  CHECK_FALSE(quarters.use(0, 0, 32 * 1024));
+  CHECK_FALSE(quarters.use(0, 0, 8));  // within the first quarter
+  CHECK(quarters.use(0, 0, 48 * 1024));
+  CHECK(quarters.use(0, 0, 40 * 1024));
+  CHECK_FALSE(quarters.use(0, 0, 48 * 1024));
+  CHECK(quarters.use(0, 0, kStagingEntryBytes));
+  CHECK(quarters.use(0, 0));  // (the whole entry by default)
+  CHECK_FALSE(quarters.use(0, 0));
 }

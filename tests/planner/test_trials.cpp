@@ -189,4 +189,15 @@ TEST_CASE("Trials: one candidate needs no trial; batches follow the predicted ti
   CHECK(trial_batch(1e-6, 4) == 16);
   CHECK(trial_batch(5e-3, 32) == 1);
   CHECK(trial_batch(0, 32) == 64);
+  // ... and four fills of the ring, where a call makes several stages (2 ranks, 16
+  // entries): 64 KiB broadcasts in 2 stages 32 calls, 256 KiB in 8 stages 8, in 6
+  // stages 12; a 1 MiB one of 22 stages (40 us) 4; one stage a call, twice the entries.
+  CHECK(trial_batch(2e-6, 16, 2) == 32);
+  CHECK(trial_batch(10e-6, 16, 8) == 8);
+  CHECK(trial_batch(10e-6, 16, 6) == 12);
+  CHECK(trial_batch(40e-6, 16, 22) == 4);
+  CHECK(trial_batch(1e-6, 16, 1) == 32);
+  CHECK(trial_batch(1e-6, 16, 0) == 32);  // (no stages given: as one)
+  // Never fewer than the predicted time asks for.
+  CHECK(trial_batch(1e-6, 16, 64) == 16);
 }
