@@ -26,10 +26,10 @@
 //    the first look, what is `first_look` times slower than the best goes; after a
 //    measured round, what is `drop` times slower. A candidate `clear` times faster
 //    than every other one wins at once.
-//  * A call that touched memory for the first time (a ring entry's first use by this
-//    rank: record()'s `first_touch`) is not measured either, unless nothing else of
-//    its candidate's round was: the first pass through a new ring pays for its pages
-//    once, whichever candidate makes it, and must not make the ring look slow.
+//  * A call that warmed new memory up (a ring entry's first or second use by this rank,
+//    planner::EntryUses: record()'s `first_touch`) is not measured either, unless nothing
+//    else of its candidate's round was: the first passes through a new ring pay for its
+//    pages once, whichever candidate makes them, and must not make the ring look slow.
 //  * After the last round, or when one candidate is left, the fastest by its best
 //    round wins; a schedule must beat native by `native_margin` or native stays.
 // The calls a trial spends are bounded: candidates x rounds x batch (plus, for long
@@ -81,7 +81,7 @@ class Trials {
   // Records this rank's duration of the call just made with current(). True when a
   // round has ended: the ranks must then agree on round_means() (each element's
   // maximum over the ranks) and pass the result to end_round(). `first_touch`: the call
-  // touched memory this rank had never touched (it counts towards its batch, but its
+  // warmed memory up on this rank (it counts towards its batch, but its
   // time goes into the round's mean only where no other call of the candidate's round
   // was measured). Each rank decides that for itself; every rank counts the same calls,
   // so rounds still end at the same call everywhere.

@@ -231,7 +231,7 @@ class CommState {
   // Records how long this rank took for the current call of `plan` while it is
   // trialling; at the end of a round, agrees with the other ranks on the times
   // (collective on comm()) and lets the trials prune or decide. `first_touch`: the call
-  // used ring entries this rank had not used before (Trials::record).
+  // warmed ring entries up on this rank (StagingRing::touched_new_entries).
   void finish_call(CachedPlan& plan, const PlanKey& key, double seconds, bool first_touch = false);
 
   // The maximum over the ranks of each of `values` (collective on comm(); waited for
