@@ -2,11 +2,12 @@
 //
 // Every time the simulator (or a formula equal to it) gives is a sum of the model's
 // costs along the critical path: so many messages (alpha each), so many bytes sent
-// (beta), reduced (gamma) and copied (copy). A makespan is therefore g . theta, with
-// theta the parameters and g the critical path's counts, and g is the makespan's
-// derivative with respect to theta (price_gradient, by finite differences: the price is
-// piecewise linear in theta). Given calls measured with their g, refit() finds the
-// parameters that predict them best: theta = prior * x, x >= 0 per parameter, minimising
+// (beta), reduced (gamma) and copied (copy), plus the staged hand-overs, which no
+// parameter scales. A makespan is therefore g . theta + fixed, with theta the
+// parameters and g the critical path's counts, and g is the makespan's derivative with
+// respect to theta (price_gradient, by finite differences: the price is piecewise
+// linear in theta). Given calls measured with their g, refit() finds the parameters
+// that predict them best: theta = prior * x, x within 50x of 1 per parameter, minimising
 // the squared relative errors plus a pull of every x towards 1 (the prior), so a few
 // samples move the model a little and many move it to what they show. Parameters the
 // samples cannot tell apart (beta, gamma and copy all scale with bytes) share the
@@ -25,8 +26,15 @@
 
 namespace canopy::planner {
 
-// d makespan / d (alpha, beta, gamma, copy).
-using ModelGradient = std::array<double, 4>;
+// A price as a function of the model: slope . (alpha, beta, gamma, copy) + fixed, on the
+// critical path's piece. `fixed` is what no parameter scales (the simulator's staged
+// hand-overs, kStagingHandoffSeconds each): left out, a staged call of a few bytes
+// (0.5 us priced, 2 ns of it scaled) asked the fit to scale every parameter 100x.
+struct ModelGradient {
+  std::array<double, 4> slope{};  // d makespan / d (alpha, beta, gamma, copy)
+  double fixed = 0;               // seconds
+  bool any() const;               // some slope > 0: the price depends on the model
+};
 
 struct ModelSample {
   ModelGradient gradient{};
@@ -41,7 +49,7 @@ bool learnable(const CostModel& model);
 // is not learnable or the candidate cannot be priced.
 ModelGradient price_gradient(const Problem& problem, const Choice& choice);
 
-// The prediction of a sample's schedule under `model`: gradient . parameters.
+// The prediction of a sample's schedule under `model`: slope . parameters + fixed.
 double predict(const ModelGradient& gradient, const CostModel& model);
 
 // `prior` with alpha, beta, gamma and copy refitted to `samples` (see above). Returns

@@ -882,9 +882,7 @@ ClassChoices* CommState::class_choices(const PlanKey& key) {
 
 void CommState::learn(const Candidate& c, double seconds) {
   if (!learning_ || c.native || !(seconds > 0) || !std::isfinite(seconds)) return;
-  bool any = false;
-  for (double g : c.gradient) any |= g > 0;
-  if (!any) return;
+  if (!c.gradient.any()) return;
   // The latest samples only: the machine may change, and the fit stays cheap.
   if (samples_.size() == kLearnSamples) samples_.erase(samples_.begin());
   samples_.push_back({c.gradient, seconds});
