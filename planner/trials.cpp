@@ -35,12 +35,21 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
     if (c != native) live_.push_back(c);
   if (native >= 0 && native < candidates) live_.push_back(native);
   clear_round();
-  if (settings_.batch > 1) round_ = 1;  // no first look for short calls (trials.h)
+  // No first look for short calls (trials.h): where any candidate's batch is longer
+  // than one call.
+  for (int c = 0; c < candidates; ++c)
+    if (batch_of(c) > 1) round_ = 1;
   if (live_.size() <= 1) {
     decided_ = true;
     chosen_ = live_.empty() ? 0 : live_.front();
   }
   settling_ = !decided_ && round_ == 0;
+}
+
+int Trials::batch_of(int candidate) const {
+  if (candidate >= 0 && candidate < static_cast<int>(settings_.batches.size()) && settings_.batches[candidate] > 0)
+    return settings_.batches[candidate];
+  return settings_.batch;
 }
 
 void Trials::clear_round() {
@@ -59,7 +68,7 @@ bool Trials::record(double seconds, bool first_touch) {
   }
   // The first look is one call each; in a measured batch the first call pays for the
   // switch from another candidate and is not measured.
-  const int batch = round_ == 0 ? 1 : settings_.batch;
+  const int batch = round_ == 0 ? 1 : batch_of(live_[position_]);
   if ((batch == 1 || in_batch_ > 0) && first_touch) {
     first_touch_sums_[position_] += seconds;
     ++first_touches_[position_];

@@ -46,6 +46,7 @@ namespace canopy::planner {
 struct TrialSettings {
   int rounds = 2;               // measured rounds after the first look
   int batch = 2;                // consecutive calls per candidate per round
+  std::vector<int> batches;     // per candidate, where they differ (empty: `batch` for each)
   double first_look = 3.0;      // pruned after the first look when this much slower than the best
   double drop = 1.5;            // ... after a measured round
   double clear = 2.0;           // decided at once when the best is this much faster than every other
@@ -56,7 +57,7 @@ struct TrialSettings {
 // back-to-back calls to measure microsecond calls, one for calls of a millisecond or
 // more (where one call is long enough and trials are expensive). Where a candidate
 // stages through a ring of `staging_entries` entries per rank (0: none) in `stages`
-// stages a call (the fewest of such candidates), a batch of short calls lasts four
+// stages a call, its batch of short calls lasts four
 // fills of the ring (entries / stages calls each), at most twice the ring's entries:
 // two fills for the ring's warm-up, which Trials::record leaves out of the means, and
 // two more because back to back such calls run ahead into the ring's free entries until
@@ -66,6 +67,13 @@ struct TrialSettings {
 // ring's entries whatever the stages made a 2-rank 256 KiB broadcast's trials (8 stages,
 // batches of 32) 128-192 calls long, more than the 110 calls OSU's osu_bcast times at
 // that size.
+// Each candidate gets its own batch (TrialSettings::batches): the ring's term only for
+// candidates that stage through it. Decision: every candidate used to run the staged
+// candidates' batch, and a native or point-to-point candidate several times slower
+// than the ring then ran it too: 2 ranks, counts varying up to 800 KB, 16 native and 16
+// point-to-point reduce-scatter-gather calls of 50-60 us beside 16 ring calls of 7-8 us
+// in each size class from 128 to 220 KB; a 256 KiB reduce's first 110 calls spent 17
+// of their 27 ms in 12 native MPICH calls.
 int trial_batch(double predicted_seconds, int staging_entries = 0, int stages = 1);
 
 class Trials {
@@ -98,6 +106,8 @@ class Trials {
   int calls() const { return calls_; }
   // True while the next call is the unmeasured one before the first look.
   bool settling() const { return settling_; }
+  // Consecutive calls of `candidate` per measured round.
+  int batch_of(int candidate) const;
 
  private:
   void decide();

@@ -675,15 +675,16 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   if (tune && made->candidates.size() > 1) {
     planner::TrialSettings trial;
     trial.rounds = rt.settings.auto_trials;
-    int staging_entries = 0;  // the ring's, where a candidate stages through it ...
-    int stages = 0;           // ... and the fewest stages a call of such a candidate makes
+    // Each candidate's batch: from the best candidate's predicted time (native has
+    // none), and the ring's fills for those that stage through it (planner::trial_batch).
+    const double predicted = made->candidates.front().predicted;
+    trial.batch = planner::trial_batch(predicted);
     for (const Candidate& c : made->candidates) {
-      if (c.native || c.schedule.staging_entries <= 0) continue;
-      staging_entries = std::max(staging_entries, c.schedule.staging_entries);
-      const int segments = static_cast<int>(c.schedule.segments.size());
-      stages = stages == 0 ? segments : std::min(stages, segments);
+      const bool staged = !c.native && c.schedule.staging_entries > 0;
+      trial.batches.push_back(staged ? planner::trial_batch(predicted, c.schedule.staging_entries,
+                                                            static_cast<int>(c.schedule.segments.size()))
+                                     : trial.batch);
     }
-    trial.batch = planner::trial_batch(made->candidates.front().predicted, staging_entries, std::max(stages, 1));
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
   }
 

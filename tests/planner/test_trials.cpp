@@ -201,3 +201,53 @@ TEST_CASE("Trials: one candidate needs no trial; batches follow the predicted ti
   // Never fewer than the predicted time asks for.
   CHECK(trial_batch(1e-6, 16, 64) == 16);
 }
+
+TEST_CASE("Trials: each candidate runs its own batch; only the ring's candidates fill the ring", "[trials]") {
+  // A ring schedule (batch 8: four fills), a point-to-point one and native (batch 3):
+  // a measured round is 8 + 3 + 3 calls, each batch's first call unmeasured.
+  TrialSettings s;
+  s.batch = 3;
+  s.batches = {8, 3, 3};
+  s.rounds = 1;
+  Trials t(3, 2, s);
+  CHECK(t.batch_of(0) == 8);
+  CHECK(t.batch_of(1) == 3);
+  CHECK(t.batch_of(2) == 3);
+  std::map<int, int> calls;
+  std::map<int, double> first_call;
+  int round_end = -1;
+  for (int call = 0; call < 100 && !t.decided(); ++call) {
+    const int c = t.current();
+    // The first call of each batch is ten times slower (the switch); it must not count.
+    const double seconds = (calls[c]++ == 0 ? 10 : 1) * (c == 0 ? 5e-6 : c == 1 ? 40e-6 : 30e-6);
+    if (t.record(seconds)) {
+      round_end = call;
+      const std::vector<double> means = t.round_means();
+      REQUIRE(means.size() == 3);
+      CHECK(means[0] == Approx(5e-6));
+      CHECK(means[1] == Approx(40e-6));
+      CHECK(means[2] == Approx(30e-6));
+      t.end_round(means);
+    }
+  }
+  CHECK(round_end == 8 + 3 + 3 - 1);
+  CHECK(calls[0] == 8);
+  CHECK(calls[1] == 3);
+  CHECK(calls[2] == 3);
+  REQUIRE(t.decided());
+  CHECK(t.chosen() == 0);  // the ring, 6x faster than the others: decided at once
+  // Without per-candidate batches every candidate runs `batch`.
+  TrialSettings same;
+  same.batch = 4;
+  Trials u(2, 1, same);
+  CHECK(u.batch_of(0) == 4);
+  CHECK(u.batch_of(1) == 4);
+  // Long calls (every batch one call) start with the first look; one longer batch is
+  // enough for measured rounds from the start.
+  TrialSettings longs;
+  longs.batch = 1;
+  longs.batches = {1, 1};
+  CHECK(Trials(2, 1, longs).settling());
+  longs.batches = {4, 1};
+  CHECK_FALSE(Trials(2, 1, longs).settling());
+}
