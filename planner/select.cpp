@@ -274,4 +274,13 @@ bool bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collec
   return true;
 }
 
+bool below_trial_threshold(const Problem& problem, const Choice& best, const CostModel& prior, double threshold) {
+  if (!(best.predicted < threshold)) return false;
+  Problem unlearnt = problem;
+  unlearnt.model = prior;
+  Price price;
+  // (A choice the starting model cannot price is judged by the price it has.)
+  return !price_choice(unlearnt, best, price) || price.makespan < threshold;
+}
+
 }  // namespace canopy::planner

@@ -88,6 +88,16 @@ std::vector<Choice> rank_choices(const Problem& problem, const Request& request)
 // 1 MiB bcast: shm-bcast 55-59 us, binomial 105, MPICH's own 84-101; AMD EPYC, KVM).
 bool bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collective collective);
 
+// Whether `best` (priced under `problem.model`, maybe a learnt one) is a call short
+// enough that auto keeps native MPI untried (CANOPY_AUTO_NATIVE_BELOW, `threshold`
+// seconds): its price under `problem.model` and under `prior`, the starting model, are
+// both under the threshold. Such calls are latency, MPI's own short path; whether a call
+// is that short is the starting model's to say. Decision: a model that has learnt from
+// the ring's calls prices them as fast as they run (2 ranks: a 64 KiB reduce at about
+// 3 us) and sent 64 KiB reduces to MPICH's own, 35 us a call, untried (its 2-rank reduce
+// is slow up to megabytes: 32 KiB 25 us a call over its first 110 calls).
+bool below_trial_threshold(const Problem& problem, const Choice& best, const CostModel& prior, double threshold);
+
 // One candidate priced as rank_choices prices it (under problem.model, which may differ
 // from the model it was chosen with). False when it cannot be priced.
 bool price_choice(const Problem& problem, const Choice& choice, Price& out);

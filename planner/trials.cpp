@@ -20,7 +20,7 @@ int trial_batch(double predicted_seconds, int staging_entries, int stages) {
   if (predicted_seconds >= kSingleCallSeconds) return 1;
   const int entries = std::max(staging_entries, 0);
   const int fill = (entries + std::max(stages, 1) - 1) / std::max(stages, 1);  // calls
-  const int ring_full = std::min(2 * entries, 4 * fill);
+  const int ring_full = 4 * fill;
   if (!(predicted_seconds > 0)) return std::max(kMaxBatch, ring_full);
   const double more = std::ceil(kBatchSeconds / predicted_seconds);
   const int batch = static_cast<int>(std::clamp(1.0 + more, 2.0, static_cast<double>(kMaxBatch)));

@@ -58,15 +58,18 @@ struct TrialSettings {
 // more (where one call is long enough and trials are expensive). Where a candidate
 // stages through a ring of `staging_entries` entries per rank (0: none) in `stages`
 // stages a call, its batch of short calls lasts four
-// fills of the ring (entries / stages calls each), at most twice the ring's entries:
-// two fills for the ring's warm-up, which Trials::record leaves out of the means, and
-// two more because back to back such calls run ahead into the ring's free entries until
-// it is full and only then wait for the slowest reader, which is their steady state (16
-// ranks, 8 B shm-bcast: 0.6-1.0 us a call in batches of 16, 3.1-3.7 back to back).
-// Decision: calls of many stages fill the ring in a few calls, and batches of twice the
+// fills of the ring (entries / stages calls each): two fills for the ring's warm-up,
+// which Trials::record leaves out of the means, and two more because back to back such
+// calls run ahead into the ring's free entries until it is full and only then wait for
+// the slowest reader, which is their steady state (16 ranks, 8 B shm-bcast: 0.6-1.0 us
+// a call in batches of 16, 3.1-3.7 back to back).
+// Decisions: calls of many stages fill the ring in a few calls, and batches of twice the
 // ring's entries whatever the stages made a 2-rank 256 KiB broadcast's trials (8 stages,
 // batches of 32) 128-192 calls long, more than the 110 calls OSU's osu_bcast times at
-// that size.
+// that size. Calls of one stage (up to 48 KiB) get all four fills: capped at twice the
+// entries, their batch was the warm-up alone, measured as nothing else was, and a 2-rank
+// 32 KiB reduce through the ring measured 37-63 us a call (1.9 back to back) and lost to
+// binomial (7.5); with four fills the ring measured 1.5-1.7 us and won.
 // Each candidate gets its own batch (TrialSettings::batches): the ring's term only for
 // candidates that stage through it. Decision: every candidate used to run the staged
 // candidates' batch, and a native or point-to-point candidate several times slower

@@ -631,8 +631,13 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     // native is faster. A broadcast's trials also once misled with batches that did not
     // fill the ring (16 ranks, 8 B shm-bcast 0.6-1.0 us in trials, 3.1-3.7 back to back,
     // against Open MPI's 0.75); they outlast it now (planner::trial_batch).
+    // Where the model learns, the starting model must price it that short too
+    // (planner::below_trial_threshold says why).
     const bool ring_beats_short_path = staging && trial_cheap;
-    if (native_competes && best_price < rt.settings.auto_native_below && !ring_beats_short_path) {
+    const bool short_call =
+        learning ? planner::below_trial_threshold(problem, ranked.front(), rt.model, rt.settings.auto_native_below)
+                 : best_price < rt.settings.auto_native_below;
+    if (native_competes && !ring_beats_short_path && short_call) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
       made->cheap_price = best_price;
       wanted = 0;

@@ -320,3 +320,27 @@ TEST_CASE("Select: bring_staged_forward moves the ring's best choice to the tria
   CHECK(names(reduce) ==
         std::vector<std::string>{"binomial", "shm-flat", "chain", "reduce-scatter-gather", "shm-reduce-scatter-gather"});
 }
+
+TEST_CASE("A call is kept native untried only where the starting model also prices it under the threshold",
+          "[select]") {
+  // 2 ranks with the ring. A model learnt from the ring's calls (copy and gamma 20x
+  // faster than the default's) prices a 64 KiB reduce through the ring under 5 us; the
+  // default model does not, so it is tried. An 8-byte reduce is short under both.
+  const CostModel prior = default_model();
+  CostModel learnt = prior;
+  learnt.copy_per_byte /= 20;
+  learnt.gamma /= 20;
+  for (const auto& [bytes, short_call] : {std::pair{std::int64_t{8}, true}, std::pair{std::int64_t{65536}, false}}) {
+    const Problem problem = with_staging_ring(make_problem(Collective::Reduce, 2, 0, std::max<std::int64_t>(1, bytes / 8), 8,
+                                                           true, -1, learnt));
+    const Choice best = rank_choices(problem, Request{}).front();
+    CAPTURE(bytes, best.algorithm, best.predicted);
+    REQUIRE(best.predicted < 5e-6);  // the learnt model says: short
+    CHECK(below_trial_threshold(problem, best, prior, 5e-6) == short_call);
+    // Under the starting model itself the answer is its price's.
+    CHECK(below_trial_threshold(problem, best, learnt, 5e-6));
+  }
+  // Priced over the threshold by the model in use: never short.
+  const Problem big = make_problem(Collective::Bcast, 2, 0, 1 << 20, 1, true, -1, prior);
+  CHECK_FALSE(below_trial_threshold(big, rank_choices(big, Request{}).front(), prior, 5e-6));
+}

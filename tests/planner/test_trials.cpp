@@ -183,21 +183,22 @@ TEST_CASE("Trials: one candidate needs no trial; batches follow the predicted ti
   CHECK(trial_batch(10e-6) == 6);  // 1 unmeasured + 5 calls of about 50 us in all
   CHECK(trial_batch(1e-6) == 16);
   CHECK(trial_batch(0) == 16);
-  // Staged candidates: at least two rings' worth of short calls, none for long ones.
-  CHECK(trial_batch(1e-6, 32) == 64);
-  CHECK(trial_batch(100e-6, 8) == 16);
+  // Staged candidates: four fills of the ring for short calls, none for long ones. One
+  // stage a call: four passes of the entries, two of them the warm-up.
+  CHECK(trial_batch(1e-6, 32) == 128);
+  CHECK(trial_batch(100e-6, 8) == 32);
   CHECK(trial_batch(1e-6, 4) == 16);
   CHECK(trial_batch(5e-3, 32) == 1);
-  CHECK(trial_batch(0, 32) == 64);
-  // ... and four fills of the ring, where a call makes several stages (2 ranks, 16
-  // entries): 64 KiB broadcasts in 2 stages 32 calls, 256 KiB in 8 stages 8, in 6
-  // stages 12; a 1 MiB one of 22 stages (40 us) 4; one stage a call, twice the entries.
+  CHECK(trial_batch(0, 32) == 128);
+  // Where a call makes several stages (2 ranks, 16 entries): 64 KiB broadcasts in 2
+  // stages 32 calls, 256 KiB in 8 stages 8, in 6 stages 12; a 1 MiB one of 22 stages
+  // (40 us) 4; one stage a call (8 B to 48 KiB) 64.
   CHECK(trial_batch(2e-6, 16, 2) == 32);
   CHECK(trial_batch(10e-6, 16, 8) == 8);
   CHECK(trial_batch(10e-6, 16, 6) == 12);
   CHECK(trial_batch(40e-6, 16, 22) == 4);
-  CHECK(trial_batch(1e-6, 16, 1) == 32);
-  CHECK(trial_batch(1e-6, 16, 0) == 32);  // (no stages given: as one)
+  CHECK(trial_batch(1e-6, 16, 1) == 64);
+  CHECK(trial_batch(1e-6, 16, 0) == 64);  // (no stages given: as one)
   // Never fewer than the predicted time asks for.
   CHECK(trial_batch(1e-6, 16, 64) == 16);
 }
