@@ -27,6 +27,16 @@ int trial_batch(double predicted_seconds, int staging_entries, int stages) {
   return std::max(batch, ring_full);
 }
 
+std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, double point_to_point_price) {
+  std::vector<int> out;
+  const double first = candidates.empty() ? 0.0 : candidates.front().predicted;
+  for (const TrialCandidate& c : candidates) {
+    if (c.native) out.push_back(trial_batch(point_to_point_price > 0 ? point_to_point_price : first));
+    else out.push_back(trial_batch(c.predicted, c.staging_entries, c.stages));
+  }
+  return out;
+}
+
 Trials::Trials(int candidates, int native, TrialSettings settings)
     : settings_(settings), native_(native), best_(std::max(candidates, 0), kInfinity) {
   settings_.batch = std::max(1, settings_.batch);

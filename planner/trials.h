@@ -79,6 +79,24 @@ struct TrialSettings {
 // of their 27 ms in 12 native MPICH calls.
 int trial_batch(double predicted_seconds, int staging_entries = 0, int stages = 1);
 
+// One candidate of a size class's trials, as trial_batches sizes its batch.
+struct TrialCandidate {
+  bool native = false;      // native MPI: no price of its own
+  double predicted = 0;     // seconds a call, the model's price
+  int staging_entries = 0;  // of the ring it stages through (0: none)
+  int stages = 1;           // its stages a call, where it stages
+};
+
+// Each candidate's batch (TrialSettings::batches): trial_batch of its predicted time,
+// with the ring's fills where it stages through the ring. Native MPI's from
+// `point_to_point_price`, the model's best point-to-point schedule (0: none; then the
+// first candidate's price), since MPI's own algorithms are such schedules. Decision:
+// native's batch was sized by the best candidate, the ring's schedule where there is
+// one, and MPICH's 2-rank reduce, far slower than the ring, ran 6 to 11 calls of
+// 1.4-1.8 ms in a 256 KiB reduce's first trial round (the ring priced at 5-10 us): most
+// of that size's first 110 calls (124-130 us a call; 76-84 with this).
+std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, double point_to_point_price);
+
 class Trials {
  public:
   // `candidates` candidates, of which `native` (or -1) is native MPI.

@@ -13,6 +13,7 @@
 #include "planner/describe.h"
 #include "planner/fnv1a.h"
 #include "planner/learn.h"
+#include "planner/registry.h"
 #include "planner/schedule_json.h"
 #include "planner/segments.h"
 #include "planner/select.h"
@@ -559,6 +560,9 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   } catch (const std::exception&) {
     return nullptr;  // an adopted choice declines this root: priced afresh instead
   }
+  // The model's price of the best point-to-point schedule: what native MPI's own
+  // algorithms are, for sizing native's trial batch (below).
+  double point_to_point_price = 0;
   if (!rule_says_native && !adopt) try {
     // The model's best schedules (two when tuning, so a wrong model can be overruled),
     // each checked before it may run.
@@ -613,6 +617,13 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
         planner::bring_staged_forward(ranked, wanted, problem.collective))
       ++wanted;
     const double best_price = ranked.front().predicted;
+    for (const planner::Choice& c : ranked) {
+      const planner::Algorithm* a = planner::find_algorithm(problem.collective, c.algorithm);
+      if (a && !a->staged) {
+        point_to_point_price = c.predicted;
+        break;
+      }
+    }
     // CANOPY_AUTO_NATIVE_BELOW (5 us by default): where native MPI may compete and the
     // model prices the best schedule under it, native runs and nothing is built or
     // trialled. Such calls are latency, where MPI's own short path is as good as a
@@ -680,16 +691,15 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   if (tune && made->candidates.size() > 1) {
     planner::TrialSettings trial;
     trial.rounds = rt.settings.auto_trials;
-    // Each candidate's batch: from the best candidate's predicted time (native has
-    // none), and the ring's fills for those that stage through it (planner::trial_batch).
-    const double predicted = made->candidates.front().predicted;
-    trial.batch = planner::trial_batch(predicted);
+    // Each candidate's batch (planner::trial_batches says how).
+    trial.batch = planner::trial_batch(made->candidates.front().predicted);
+    std::vector<planner::TrialCandidate> shapes;
     for (const Candidate& c : made->candidates) {
       const bool staged = !c.native && c.schedule.staging_entries > 0;
-      trial.batches.push_back(staged ? planner::trial_batch(predicted, c.schedule.staging_entries,
-                                                            static_cast<int>(c.schedule.segments.size()))
-                                     : trial.batch);
+      shapes.push_back({c.native, c.predicted, staged ? c.schedule.staging_entries : 0,
+                        staged ? static_cast<int>(c.schedule.segments.size()) : 1});
     }
+    trial.batches = planner::trial_batches(shapes, point_to_point_price);
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
   }
 

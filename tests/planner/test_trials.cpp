@@ -252,3 +252,22 @@ TEST_CASE("Trials: each candidate runs its own batch; only the ring's candidates
   longs.batches = {4, 1};
   CHECK_FALSE(Trials(2, 1, longs).settling());
 }
+
+TEST_CASE("Trials: each candidate's batch follows its own price; native's the best point-to-point schedule's",
+          "[trials]") {
+  // 2 ranks, 256 KiB reduce: the ring's schedule priced 8 us in 6 stages through 16
+  // entries, a point-to-point one 60 us, native; the best point-to-point price 60 us.
+  const std::vector<TrialCandidate> candidates = {
+      {false, 8e-6, 16, 6}, {false, 60e-6, 0, 1}, {true, 0, 0, 1}};
+  const std::vector<int> batches = trial_batches(candidates, 60e-6);
+  REQUIRE(batches.size() == 3);
+  CHECK(batches[0] == trial_batch(8e-6, 16, 6));  // four fills of the ring: 12
+  CHECK(batches[0] == 12);
+  CHECK(batches[1] == trial_batch(60e-6));  // 2
+  CHECK(batches[2] == 2);                   // not the ring's price's 8
+  CHECK(trial_batch(8e-6) == 8);
+  // Without a point-to-point price, native's follows the first candidate's.
+  CHECK(trial_batches(candidates, 0)[2] == 8);
+  // Long point-to-point calls: native's batch is one call.
+  CHECK(trial_batches(candidates, 2e-3)[2] == 1);
+}
