@@ -131,8 +131,9 @@ const std::vector<SettingSpec>& setting_specs() {
        "schedule is 10% faster; 0 trusts the model alone",
        "CANOPY_AUTO_TRIALS=0"},
       {"CANOPY_AUTO_NATIVE_BELOW", "seconds", "5e-6", "a number of seconds from 0 to 1",
-       "With auto, where native MPI may compete: calls whose best schedule the model prices under this keep "
-       "native MPI with no trial (and the shortcut past Canopy's lookups), until the communicator has a staging "
+       "With auto, where native MPI may compete: calls whose best schedule the model prices under this (the "
+       "starting model and, with CANOPY_LEARN, the learnt one) keep native MPI with no trial (and the shortcut "
+       "past Canopy's lookups), until the communicator has a staging "
        "ring and native MPI has run them 256 times; 0 trials every size",
        "CANOPY_AUTO_NATIVE_BELOW=0"},
       {"CANOPY_RING_AFTER", "seconds", "0.01", "a number of seconds from 0 to 3600, or off",
