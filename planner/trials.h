@@ -70,13 +70,7 @@ struct TrialSettings {
 // entries, their batch was the warm-up alone, measured as nothing else was, and a 2-rank
 // 32 KiB reduce through the ring measured 37-63 us a call (1.9 back to back) and lost to
 // binomial (7.5); with four fills the ring measured 1.5-1.7 us and won.
-// Each candidate gets its own batch (TrialSettings::batches): the ring's term only for
-// candidates that stage through it. Decision: every candidate used to run the staged
-// candidates' batch, and a native or point-to-point candidate several times slower
-// than the ring then ran it too: 2 ranks, counts varying up to 800 KB, 16 native and 16
-// point-to-point reduce-scatter-gather calls of 50-60 us beside 16 ring calls of 7-8 us
-// in each size class from 128 to 220 KB; a 256 KiB reduce's first 110 calls spent 17
-// of their 27 ms in 12 native MPICH calls.
+// The ring's term applies only to candidates that stage through it (trial_batches).
 int trial_batch(double predicted_seconds, int staging_entries = 0, int stages = 1);
 
 // One candidate of a size class's trials, as trial_batches sizes its batch.
@@ -88,7 +82,11 @@ struct TrialCandidate {
 };
 
 // Each candidate's batch (TrialSettings::batches): trial_batch of its predicted time,
-// with the ring's fills where it stages through the ring. Native MPI's from
+// with the ring's fills where it stages through the ring. Decision: every candidate
+// used to run the staged candidates' batch, and native and point-to-point candidates
+// several times slower than the ring ran it too (2 ranks, counts varying up to 800 KB:
+// 16 native and 16 reduce-scatter-gather calls of 50-60 us beside 16 ring calls of
+// 7-8 us in each size class from 128 to 220 KB). Native MPI's from
 // `point_to_point_price`, the model's best point-to-point schedule (0: none; then the
 // first candidate's price), since MPI's own algorithms are such schedules. Decision:
 // native's batch was sized by the best candidate, the ring's schedule where there is

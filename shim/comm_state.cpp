@@ -692,7 +692,6 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     planner::TrialSettings trial;
     trial.rounds = rt.settings.auto_trials;
     // Each candidate's batch (planner::trial_batches says how).
-    trial.batch = planner::trial_batch(made->candidates.front().predicted);
     std::vector<planner::TrialCandidate> shapes;
     for (const Candidate& c : made->candidates) {
       const bool staged = !c.native && c.schedule.staging_entries > 0;
