@@ -29,7 +29,8 @@ void check_problem(const Problem& p) {
   }  // throws on a layout that does not fit
 }
 
-Schedule empty_schedule(const Problem& problem, const std::string& algorithm, std::vector<Segment> segments) {
+Schedule empty_schedule(const Problem& problem, const std::string& algorithm, std::vector<Segment> segments,
+                        int view_rank) {
   Schedule s;
   s.collective = problem.collective;
   s.algorithm = algorithm;
@@ -39,8 +40,10 @@ Schedule empty_schedule(const Problem& problem, const std::string& algorithm, st
   s.element_bytes = problem.element_bytes;
   s.commutative = problem.commutative;
   s.segments = std::move(segments);
-  s.steps.assign(problem.nranks, {});
-  s.slots.assign(problem.nranks, 0);
+  const int held = view_rank < 0 ? problem.nranks : 1;
+  s.steps.assign(held, {});
+  s.slots.assign(held, 0);
+  s.view_rank = view_rank;
   return s;
 }
 

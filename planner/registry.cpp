@@ -1,5 +1,7 @@
 #include "planner/registry.h"
 
+#include "planner/segments.h"
+
 namespace canopy::planner {
 
 // One declaration and one table row per algorithm; each lives in algorithms/NAME.cpp.
@@ -29,6 +31,10 @@ Schedule plan_shm_bcast_bcast(const Problem&);
 std::int64_t cut_reduce_scatter_gather_reduce(const Problem&);
 std::int64_t cut_staged_reduce(const Problem&);
 std::int64_t cut_shm_bcast_bcast(const Problem&);
+
+// Whole-schedule sizes that grow with p x p (Algorithm::whole_steps).
+std::int64_t steps_reduce_scatter_gather_reduce(const Problem&);
+std::int64_t steps_scatter_allgather_bcast(const Problem&);
 
 // Rank views (Algorithm::view); algorithms without one are projected (plan_view).
 Schedule view_binomial_reduce(const Problem&, int rank);
@@ -112,11 +118,11 @@ const std::vector<Algorithm>& algorithms() {
       {"reduce-scatter-gather", Collective::Reduce, plan_reduce_scatter_gather_reduce,
        "Rabenseifner: every rank reduces a slice (pairwise exchange), then the root gathers them; rank-ordered",
        false, view_reduce_scatter_gather_reduce, price_reduce_scatter_gather_reduce, false, false, false,
-       cut_reduce_scatter_gather_reduce},
+       cut_reduce_scatter_gather_reduce, steps_reduce_scatter_gather_reduce},
       {"shm-reduce-scatter-gather", Collective::Reduce, plan_shm_reduce_scatter_gather_reduce,
        "reduce-scatter-gather through the node's staging ring, reduced where staged; one node (or a hierarchy's "
        "node level); rank-ordered",
-       false, nullptr, nullptr, false, true, true, cut_staged_reduce},
+       false, nullptr, nullptr, false, true, true, cut_staged_reduce, steps_reduce_scatter_gather_reduce},
       {"shm-flat", Collective::Reduce, plan_shm_flat_reduce,
        "every rank stages its input once in the node's staging ring, the root combines them all where they lie; "
        "one node (or a hierarchy's node level); rank-ordered",
@@ -143,7 +149,7 @@ const std::vector<Algorithm>& algorithms() {
       {"binary", Collective::Bcast, plan_binary_bcast, "complete binary tree, pipelined", false, view_binary_bcast, price_binary_bcast},
       {"scatter-allgather", Collective::Bcast, plan_scatter_allgather_bcast,
        "van de Geijn: binomial scatter of p blocks, then a ring allgather", false, view_scatter_allgather_bcast,
-       price_scatter_allgather_bcast},
+       price_scatter_allgather_bcast, false, false, true, nullptr, steps_scatter_allgather_bcast},
       {"shm-bcast", Collective::Bcast, plan_shm_bcast_bcast,
        "the root stages each chunk once in the node's staging ring, every rank copies it out; one node (or a "
        "hierarchy's node level)",
@@ -172,6 +178,12 @@ const Algorithm* find_algorithm(Collective collective, std::string_view name) {
   for (const auto& a : algorithms())
     if (a.collective == collective && a.name == name) return &a;
   return nullptr;
+}
+
+std::int64_t tree_steps_estimate(const Problem& problem) { return 4 * problem.nranks * segments_asked(problem); }
+
+std::int64_t estimated_whole_steps(const Algorithm& algorithm, const Problem& problem) {
+  return algorithm.whole_steps ? algorithm.whole_steps(problem) : tree_steps_estimate(problem);
 }
 
 Schedule plan_view(const Algorithm& algorithm, const Problem& problem, int rank) {

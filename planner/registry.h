@@ -21,6 +21,8 @@ using ViewFunction = Schedule (*)(const Problem&, int rank);
 using PriceFunction = Price (*)(const Problem&);
 // The segment size a schedule for `problem` is cut with (Algorithm::cut_segment_bytes).
 using SegmentFunction = std::int64_t (*)(const Problem&);
+// About how many steps the whole schedule `plan` builds has (Algorithm::whole_steps).
+using StepsFunction = std::int64_t (*)(const Problem&);
 
 struct Algorithm {
   std::string_view name;
@@ -60,7 +62,21 @@ struct Algorithm {
   // asked; a slice of reduce-scatter-gather is one chunk for any size past it).
   // Null: every size cuts its own.
   SegmentFunction cut_segment_bytes = nullptr;
+  // About how many steps its whole schedule has, from the problem alone (nothing
+  // built), never fewer: the selector simulates a schedule to price it only within
+  // kSimulationBudget steps (select.h). Null: a tree's, tree_steps_estimate. An
+  // algorithm whose messages grow with p x p says so here (reduce-scatter-gather's
+  // pairwise exchange, scatter-allgather's ring): at 4096 ranks the tree estimate let
+  // the selector simulate a 16.7-million-step exchange (26 s and 3 GB for one plan).
+  StepsFunction whole_steps = nullptr;
 };
+
+// A tree's whole schedule: up to four steps per rank and segment (send, receive,
+// copy, reduce), with the segments the problem asks for (segments_asked).
+std::int64_t tree_steps_estimate(const Problem& problem);
+
+// The algorithm's whole_steps, or tree_steps_estimate where it has none.
+std::int64_t estimated_whole_steps(const Algorithm& algorithm, const Problem& problem);
 
 const std::vector<Algorithm>& algorithms();
 const Algorithm* find_algorithm(Collective collective, std::string_view name);

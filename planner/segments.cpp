@@ -5,17 +5,27 @@
 
 namespace canopy::planner {
 
-std::vector<Segment> uniform_segments(std::int64_t count, std::int64_t element_bytes,
-                                      std::int64_t segment_bytes) {
-  std::vector<Segment> out;
-  if (count <= 0) return out;
+std::int64_t uniform_segment_elements(std::int64_t count, std::int64_t element_bytes, std::int64_t segment_bytes) {
+  if (count <= 0) return 0;
   if (count > kMaxSegments * kMaxSegmentCount)
     throw PlanError("a message of " + std::to_string(count) + " elements does not fit in " +
                     std::to_string(kMaxSegments) + " segments of at most " + std::to_string(kMaxSegmentCount));
   std::int64_t per = count;
   if (segment_bytes > 0 && element_bytes > 0) per = std::max<std::int64_t>(1, segment_bytes / element_bytes);
   per = std::max(per, count / kMaxSegments + (count % kMaxSegments != 0));  // (no overflow near INT64_MAX)
-  per = std::min<std::int64_t>(per, kMaxSegmentCount);
+  return std::min({per, count, kMaxSegmentCount});
+}
+
+std::int64_t uniform_segment_count(std::int64_t count, std::int64_t element_bytes, std::int64_t segment_bytes) {
+  const std::int64_t per = uniform_segment_elements(count, element_bytes, segment_bytes);
+  return per > 0 ? count / per + (count % per != 0) : 0;
+}
+
+std::vector<Segment> uniform_segments(std::int64_t count, std::int64_t element_bytes,
+                                      std::int64_t segment_bytes) {
+  std::vector<Segment> out;
+  const std::int64_t per = uniform_segment_elements(count, element_bytes, segment_bytes);
+  if (per == 0) return out;
   out.reserve(static_cast<std::size_t>(count / per + 1));
   for (std::int64_t first = 0; first < count; first += per)
     out.push_back({first, std::min(per, count - first)});
@@ -36,6 +46,13 @@ std::vector<Segment> segments_from_counts(const std::vector<std::int64_t>& count
     first += c;
   }
   return out;
+}
+
+std::int64_t segments_asked(const Problem& p) {
+  if (!p.segment_counts.empty()) return static_cast<std::int64_t>(p.segment_counts.size());
+  const std::int64_t bytes = p.bytes();
+  if (p.segment_bytes <= 0 || p.segment_bytes >= bytes) return 1;
+  return std::min(bytes / p.segment_bytes + 1, kMaxSegments);
 }
 
 std::vector<Segment> problem_segments(const Problem& p) {

@@ -33,6 +33,12 @@ constexpr std::int64_t kMaxSegmentCount = 2147483647;
 std::vector<Segment> uniform_segments(std::int64_t count, std::int64_t element_bytes,
                                       std::int64_t segment_bytes);
 
+// The elements in uniform_segments' first segment, as in every one but the last (0 for
+// count 0), and
+// how many segments it cuts: its layout without building it (the same PlanError).
+std::int64_t uniform_segment_elements(std::int64_t count, std::int64_t element_bytes, std::int64_t segment_bytes);
+std::int64_t uniform_segment_count(std::int64_t count, std::int64_t element_bytes, std::int64_t segment_bytes);
+
 // The layout of an explicit list of segment sizes (elements), in order. Throws
 // PlanError unless every size is in 1..kMaxSegmentCount and there are at most
 // kMaxSegments of them.
@@ -43,6 +49,11 @@ std::vector<Segment> segments_from_counts(const std::vector<std::int64_t>& count
 // uniform_segments(count, element_bytes, segment_bytes). Throws PlanError on a bad
 // explicit layout.
 std::vector<Segment> problem_segments(const Problem& problem);
+
+// How many segments problem_segments would cut, without cutting them: the explicit
+// layout's, else about count x element_bytes / segment_bytes (one where the size asks
+// for none), at most kMaxSegments. For estimates (Algorithm::whole_steps).
+std::int64_t segments_asked(const Problem& problem);
 
 // The sizes of a layout, the inverse of segments_from_counts.
 std::vector<std::int64_t> segment_counts_of(const std::vector<Segment>& segments);

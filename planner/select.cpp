@@ -62,19 +62,6 @@ bool past_the_valley(const Price& price, const Choice& best) {
   return price.makespan > best.predicted * (1 + kValleyRise);
 }
 
-// About how many steps the whole schedule would have, from nranks and segments alone:
-// a tree schedule has up to four steps per rank and segment; scatter-allgather moves
-// every block through a ring of p ranks.
-std::int64_t estimated_steps(const Algorithm& a, const Problem& q) {
-  std::int64_t segments = 1;
-  const std::int64_t bytes = q.bytes();
-  if (!q.segment_counts.empty()) segments = static_cast<std::int64_t>(q.segment_counts.size());
-  else if (q.segment_bytes > 0 && q.segment_bytes < bytes) segments = bytes / q.segment_bytes + 1;
-  const std::int64_t p = q.nranks;
-  if (a.collective == Collective::Bcast && a.name == "scatter-allgather") return 2 * p * (p + segments);
-  return 4 * p * std::min<std::int64_t>(segments, kMaxSegments);
-}
-
 // Why `a` declines `q` whatever its segment size, or empty: what every topology-aware
 // algorithm declines, and a staged one without a ring over all the ranks. Asked before
 // anything is built or priced, and without an exception: 2 ranks, one communicator's
@@ -100,7 +87,7 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
       out = a.price(q);
       if (out.exact) return true;
     }
-    if (estimated_steps(a, q) <= kSimulationBudget) {
+    if (estimated_whole_steps(a, q) <= kSimulationBudget) {
       const Simulation sim = simulate(a.plan(q), q.model, q.topology.get());
       if (!sim.ok) {
         why = std::string(a.name) + ": " + sim.error;
@@ -111,7 +98,7 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
     }
     if (a.price) return true;  // the estimate
     why = std::string(a.name) + ": no formula prices it and its schedule (about " +
-          std::to_string(estimated_steps(a, q)) + " steps) is too large to simulate";
+          std::to_string(estimated_whole_steps(a, q)) + " steps) is too large to simulate";
     return false;
   } catch (const PlanError& e) {
     // An algorithm may decline a problem (e.g. it cannot keep rank order for a

@@ -56,12 +56,7 @@ namespace {
 // The frame of a schedule holding `view_rank`'s steps (-1: every rank's).
 Schedule frame(const Problem& p, const std::string& algorithm, int view_rank) {
   check_problem(p);
-  Schedule s = empty_schedule(p, algorithm, problem_segments(p));
-  const int held = view_rank < 0 ? p.nranks : 1;
-  s.steps.assign(held, {});
-  s.slots.assign(held, 0);
-  s.view_rank = view_rank;
-  return s;
+  return empty_schedule(p, algorithm, problem_segments(p), view_rank);
 }
 
 }  // namespace

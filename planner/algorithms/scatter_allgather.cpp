@@ -162,6 +162,13 @@ Schedule plan_scatter_allgather_bcast(const Problem& problem) {
   return s;
 }
 
+// Every block goes round a ring of p ranks (the allgather) after the scatter: about
+// 2 p (p + segments) steps.
+std::int64_t steps_scatter_allgather_bcast(const Problem& problem) {
+  const std::int64_t p = problem.nranks;
+  return 2 * p * (p + segments_asked(problem));
+}
+
 Price price_scatter_allgather_bcast(const Problem& problem) {
   check_problem(problem);
   const Blocks blocks = block_layout(problem);

@@ -2,6 +2,8 @@
 // staging ring (shm-reduce-scatter-gather, shm-bcast): algorithms/reduce_scatter_gather.cpp
 // and algorithms/shm_bcast.cpp, and the staging steps of the IR (schedule.h) in the
 // validator, the simulator and the JSON form.
+#include <set>
+
 #include "planner/schedule_json.h"
 #include "planner/select.h"
 #include "planner/staged.h"
@@ -95,6 +97,42 @@ TEST_CASE("reduce-scatter-gather: every rank reduces a slice, the root combines 
     CAPTURE(r);
     CHECK(reduces == p - 1);  // its own slice's p-1 operands, no more
   }
+}
+
+// The price counts chunks without cutting the slices (O(1) at any p; 150 ms at 65,536
+// ranks when it cut them): with alpha = 1 and free bytes it is p q, q the longest
+// slice's chunks, and it declines exactly where the plan would (too many chunks).
+TEST_CASE("reduce-scatter-gather's price counts each slice's chunks as the schedule cuts them",
+          "[reduce-scatter-gather]") {
+  const Algorithm* a = find_algorithm(Collective::Reduce, "reduce-scatter-gather");
+  REQUIRE(a != nullptr);
+  Sweep sweep;
+  for (int p : {2, 3, 5, 7, 12})
+    for (std::int64_t count : {std::int64_t{1}, std::int64_t{p - 1}, std::int64_t{p}, std::int64_t{1003}})
+      for (std::int64_t segment_bytes : {0, 8, 24, 800})
+        for (int root : {0, p - 1}) {
+          const Problem problem = make_problem(Collective::Reduce, p, root, count, 8, true, segment_bytes,
+                                               hockney_model(1, 0, 0));
+          const Schedule s = a->plan(problem);
+          std::int64_t longest = 0;  // chunks an owner reduces (a rank with an empty slice owns none)
+          for (int r = 0; r < p; ++r) {
+            std::set<int> owned;
+            for (const Step& st : s.steps[r])
+              if (st.kind == StepKind::Reduce) owned.insert(st.segment);
+            longest = std::max<std::int64_t>(longest, owned.size());
+          }
+          const double q = a->price(problem).makespan / p;
+          sweep.check(q == static_cast<double>(longest) || longest == 0,
+                      "p=" + std::to_string(p) + " count=" + std::to_string(count) + " segment_bytes=" +
+                          std::to_string(segment_bytes) + " root=" + std::to_string(root) + ": priced " +
+                          std::to_string(q) + " chunks, the schedule's longest slice has " + std::to_string(longest));
+        }
+  INFO(sweep.first);
+  CHECK(sweep.failures == 0);
+  // 40,000 ranks: a slice each is more segments than a schedule may have, priced or planned.
+  const Problem wide = make_problem(Collective::Reduce, 40000, 0, 40000, 8, true, 0, default_model());
+  CHECK_THROWS_AS(a->price(wide), PlanError);
+  CHECK_THROWS_AS(a->view(wide, 0), PlanError);
 }
 
 TEST_CASE("reduce-scatter-gather on 2 ranks: the simulator gives n (beta + gamma/2), a binomial tree n (beta + gamma)",

@@ -69,6 +69,22 @@ TEST_CASE("Segments: never more than kMaxSegments (the executor's tag space); se
   }
 }
 
+// The planner prices some layouts without building them (reduce-scatter-gather's p
+// slices at 65,536 ranks); the counts must be the layout's.
+TEST_CASE("Segments: uniform_segment_count and _elements describe uniform_segments without building it",
+          "[segments]") {
+  for (std::int64_t count : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{4099},
+                             kMaxSegments + 1, 3 * kMaxSegmentCount + 7, std::int64_t{1} << 33})
+    for (std::int64_t element_bytes : {1, 8, 24})
+      for (std::int64_t seg_bytes : {-5, 0, 1, 12, 4096, 1 << 30}) {
+        CAPTURE(count, element_bytes, seg_bytes);
+        const auto segs = uniform_segments(count, element_bytes, seg_bytes);
+        CHECK(uniform_segment_count(count, element_bytes, seg_bytes) == static_cast<std::int64_t>(segs.size()));
+        CHECK(uniform_segment_elements(count, element_bytes, seg_bytes) == (segs.empty() ? 0 : segs.front().count));
+      }
+  CHECK_THROWS_AS(uniform_segment_count(kMaxSegments * kMaxSegmentCount + 1, 1, 0), PlanError);
+}
+
 TEST_CASE("Segments: a single segment of more than kMaxSegmentCount elements is split", "[segments]") {
   const std::int64_t count = 3 * kMaxSegmentCount + 7;
   const auto segs = uniform_segments(count, 1, 0);
