@@ -249,11 +249,14 @@ void corrupt(planner::Schedule& s) {
   s.steps[0].push_back(planner::Step::recv_into_accumulator(s.nranks, 0));
 }
 
-// The whole schedule is built, validated and logged up to this many ranks x segments
-// (cheap next to the calls it serves); beyond, only this rank's view is built and its
-// shape checked: the algorithms' views are proven against their whole schedules by the
-// planner's tests (tests/planner/test_views.cpp).
-constexpr std::int64_t kWholeScheduleLimit = std::int64_t{1} << 16;
+// The whole schedule is built, validated and logged up to this many steps as its
+// algorithm estimates them (planner::estimated_whole_steps: a tree's 2^16 ranks x
+// segments), cheap next to the calls it serves; beyond, only this rank's view is built
+// and its shape checked: the algorithms' views are proven against their whole
+// schedules by the planner's tests (tests/planner/test_views.cpp). Counted in steps,
+// not ranks x segments: reduce-scatter-gather forced on 4096 ranks has one segment
+// asked for and 50 million steps (3 GB on every rank).
+constexpr std::int64_t kWholeScheduleSteps = std::int64_t{1} << 18;
 
 // One candidate's schedule for this rank: the view, checked, or an error message.
 struct Built {
@@ -273,8 +276,10 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
   Built out;
   planner::Problem cut = problem;
   cut.segment_bytes = choice.segment_bytes;
-  const std::int64_t segments = std::max<std::int64_t>(1, static_cast<std::int64_t>(planner::problem_segments(cut).size()));
-  if (static_cast<std::int64_t>(problem.nranks) * segments <= kWholeScheduleLimit) {
+  const planner::Algorithm* algorithm = planner::find_algorithm(problem.collective, choice.algorithm);
+  const std::int64_t steps =
+      algorithm ? planner::estimated_whole_steps(*algorithm, cut) : planner::tree_steps_estimate(cut);
+  if (steps <= kWholeScheduleSteps) {
     planner::Schedule whole = planner::build_schedule(problem, choice);
     if (fault) corrupt(whole);
     const planner::Validation v = planner::validate(whole);

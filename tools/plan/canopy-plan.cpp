@@ -29,10 +29,10 @@ namespace {
 
 constexpr int kBadInput = 2;  // the exit status for anything the user gave that we reject
 
-// The whole schedule (every rank's steps) is shown up to this many ranks x segments:
-// at about 3 steps of 16 bytes per rank and segment, some hundreds of MB. Beyond,
-// --rank shows one rank's steps.
-constexpr std::int64_t kWholeScheduleLimit = std::int64_t{1} << 22;
+// The whole schedule (every rank's steps) is shown up to this many steps as its
+// algorithm estimates them (estimated_whole_steps; a tree's 2^22 ranks x segments): at
+// 16 bytes a step, some hundreds of MB. Beyond, --rank shows one rank's steps.
+constexpr std::int64_t kWholeScheduleSteps = std::int64_t{1} << 24;
 
 const char* const kExamples = R"(
 Models (--model):
@@ -210,14 +210,16 @@ int print_plan(const Options& o, const Problem& problem) {
   request.segment_bytes = o.segment_bytes;
   const Choice best = rank_choices(problem, request).front();
   if (o.rank >= 0) return print_view(o, problem, best);
-  // Every rank's steps take memory and time in nranks x segments: past the limit, one
-  // rank's view is what can be shown.
-  const std::int64_t segments = std::max<std::int64_t>(1, segments_of(problem, best));
-  if (static_cast<std::int64_t>(problem.nranks) * segments > kWholeScheduleLimit)
+  // Every rank's steps take memory and time: past the limit, one rank's view is what
+  // can be shown.
+  Problem cut = problem;
+  cut.segment_bytes = best.segment_bytes;
+  const std::int64_t steps = estimated_whole_steps(*find_algorithm(problem.collective, best.algorithm), cut);
+  if (steps > kWholeScheduleSteps)
     throw CLI::ValidationError("--ranks", "the whole " + best.algorithm + " schedule of " +
-                                              std::to_string(problem.nranks) + " ranks x " + std::to_string(segments) +
-                                              " segments is over the " + std::to_string(kWholeScheduleLimit) +
-                                              " rank-segments this tool shows; use --rank R for one rank's steps, "
+                                              std::to_string(problem.nranks) + " ranks (about " + std::to_string(steps) +
+                                              " steps) is over the " + std::to_string(kWholeScheduleSteps) +
+                                              " steps this tool shows; use --rank R for one rank's steps, "
                                               "or --compare for every algorithm's price");
   const Plan plan = make_plan(problem, request);
   if (o.json) {
