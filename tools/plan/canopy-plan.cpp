@@ -77,8 +77,9 @@ Examples:
 
 Scale: prices come from formulas where the model allows (planner/select.h), so
 --compare and --rank answer in milliseconds at millions of ranks. The whole schedule
-(the default output, --steps, --json) is shown up to 4194304 ranks x segments; beyond
-that canopy-plan says so and names --rank.
+(the default output, --steps, --json) is shown up to 16777216 steps as its algorithm
+estimates them (4194304 ranks x segments for a tree; reduce-scatter-gather's exchange
+has p x p messages); beyond that canopy-plan says so and names --rank.
 
 Bad input (an option, a model, an algorithm, a topology file, a file that cannot be
 written) prints one line naming it on stderr and exits with status 2.
