@@ -83,8 +83,8 @@ ModelGradient price_gradient(const Problem& problem, const Choice& choice) {
   // formula) are nudged through their price, and the others get no gradient.
   Problem cut = problem;
   cut.segment_bytes = choice.segment_bytes;
-  // Simulated where the selector simulates it (select.cpp, price_candidate).
-  const bool simulate_whole = estimated_whole_steps(*a, cut) <= kSimulationBudget;
+  // Simulated where the selector simulates it.
+  const bool simulate_whole = simulation_affordable(*a, cut);
   if (!simulate_whole && (a->global || a->topology_aware || !a->price)) return g;
   Schedule whole;
   auto price_under = [&](const CostModel& model, double& out) {

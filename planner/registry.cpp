@@ -183,7 +183,11 @@ const Algorithm* find_algorithm(Collective collective, std::string_view name) {
 std::int64_t tree_steps_estimate(const Problem& problem) { return 4 * problem.nranks * segments_asked(problem); }
 
 std::int64_t estimated_whole_steps(const Algorithm& algorithm, const Problem& problem) {
-  return algorithm.whole_steps ? algorithm.whole_steps(problem) : tree_steps_estimate(problem);
+  // With the segments the algorithm cuts: a staged one cuts whole ring entries whatever
+  // it is asked (a 4 MiB shm-flat reduce asked for one segment has 86).
+  Problem cut = problem;
+  if (algorithm.cut_segment_bytes) cut.segment_bytes = algorithm.cut_segment_bytes(problem);
+  return algorithm.whole_steps ? algorithm.whole_steps(cut) : tree_steps_estimate(cut);
 }
 
 Schedule plan_view(const Algorithm& algorithm, const Problem& problem, int rank) {

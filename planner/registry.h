@@ -67,7 +67,8 @@ struct Algorithm {
   // kSimulationBudget steps (select.h). Null: a tree's, tree_steps_estimate. An
   // algorithm whose messages grow with p x p says so here (reduce-scatter-gather's
   // pairwise exchange, scatter-allgather's ring): at 4096 ranks the tree estimate let
-  // the selector simulate a 16.7-million-step exchange (26 s and 3 GB for one plan).
+  // the selector simulate an exchange of 16.7 million messages (50 million steps, 26 s
+  // and 3 GB for one plan).
   StepsFunction whole_steps = nullptr;
 };
 
@@ -75,7 +76,8 @@ struct Algorithm {
 // copy, reduce), with the segments the problem asks for (segments_asked).
 std::int64_t tree_steps_estimate(const Problem& problem);
 
-// The algorithm's whole_steps, or tree_steps_estimate where it has none.
+// The algorithm's whole_steps, or tree_steps_estimate where it has none, for the
+// segment size it cuts (Algorithm::cut_segment_bytes).
 std::int64_t estimated_whole_steps(const Algorithm& algorithm, const Problem& problem);
 
 const std::vector<Algorithm>& algorithms();

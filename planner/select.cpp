@@ -87,7 +87,7 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
       out = a.price(q);
       if (out.exact) return true;
     }
-    if (estimated_whole_steps(a, q) <= kSimulationBudget) {
+    if (simulation_affordable(a, q)) {
       const Simulation sim = simulate(a.plan(q), q.model, q.topology.get());
       if (!sim.ok) {
         why = std::string(a.name) + ": " + sim.error;
@@ -107,6 +107,14 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
     return false;
   }
 }
+
+}  // namespace
+
+bool simulation_affordable(const Algorithm& algorithm, const Problem& problem) {
+  return algorithm.staged || estimated_whole_steps(algorithm, problem) <= kSimulationBudget;
+}
+
+namespace {
 
 const Algorithm& algorithm_of(const Problem& problem, const Choice& choice) {
   const Algorithm* a = find_algorithm(problem.collective, choice.algorithm);

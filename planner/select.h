@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "planner/problem.h"
+#include "planner/registry.h"
 #include "planner/schedule.h"
 
 namespace canopy::planner {
@@ -61,6 +62,14 @@ struct Plan {
 // and simulating one of Langou's greedy schedules takes a few milliseconds, and a
 // plan prices up to 15 segment sizes per algorithm.
 constexpr std::int64_t kSimulationBudget = std::int64_t{1} << 14;
+
+// Whether pricing `algorithm` on `problem` (its segment size as asked) may simulate
+// its whole schedule where no formula is exact: within kSimulationBudget steps as the
+// algorithm estimates them (estimated_whole_steps, registry.h). A staged algorithm
+// always: its ring spans at most kMaxStagingRanks ranks, and it cuts whole ring entries
+// whatever it is asked, so a plan simulates it once (a 16 MiB reduce on 32 ranks,
+// about 22,000 steps). It has no formula, so it would otherwise not compete there.
+bool simulation_affordable(const Algorithm& algorithm, const Problem& problem);
 
 // Above this many ranks `auto` leaves out Algorithm::global algorithms: Canon &
 // Antoniu's trees take about 1.5 ms each to build and rank at 4096 ranks and 45 ms at
