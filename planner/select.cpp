@@ -233,6 +233,12 @@ bool price_choice(const Problem& problem, const Choice& choice, Price& out) {
   return price_candidate(*a, q, out, why);
 }
 
+std::int64_t whole_steps_of(const Problem& problem, const Choice& choice) {
+  Problem q = problem;
+  q.segment_bytes = choice.segment_bytes;
+  return estimated_whole_steps(algorithm_of(problem, choice), q);
+}
+
 Schedule build_schedule(const Problem& problem, const Choice& choice) {
   Problem q = problem;
   q.segment_bytes = choice.segment_bytes;

@@ -111,6 +111,10 @@ bool below_trial_threshold(const Problem& problem, const Choice& best, const Cos
 // from the model it was chosen with). False when it cannot be priced.
 bool price_choice(const Problem& problem, const Choice& choice, Price& out);
 
+// About how many steps build_schedule's whole schedule has (estimated_whole_steps),
+// without building it: what the shim and canopy-plan check before building it whole.
+std::int64_t whole_steps_of(const Problem& problem, const Choice& choice);
+
 // The chosen candidate built: whole, or rank `rank`'s view (Schedule::view_rank).
 // Throws PlanError as the algorithm does.
 Schedule build_schedule(const Problem& problem, const Choice& choice);

@@ -250,7 +250,7 @@ void corrupt(planner::Schedule& s) {
 }
 
 // The whole schedule is built, validated and logged up to this many steps as its
-// algorithm estimates them (planner::estimated_whole_steps: a tree's 2^16 ranks x
+// algorithm estimates them (planner::whole_steps_of: a tree's 2^16 ranks x
 // segments), cheap next to the calls it serves; beyond, only this rank's view is built
 // and its shape checked: the algorithms' views are proven against their whole
 // schedules by the planner's tests (tests/planner/test_views.cpp). Counted in steps,
@@ -274,12 +274,7 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
   const std::int64_t first = key.exact_count >= 0 ? problem.bytes() : planner::class_first_bytes(key.size_class);
   const std::int64_t last = key.exact_count >= 0 ? problem.bytes() : planner::class_last_bytes(key.size_class);
   Built out;
-  planner::Problem cut = problem;
-  cut.segment_bytes = choice.segment_bytes;
-  const planner::Algorithm* algorithm = planner::find_algorithm(problem.collective, choice.algorithm);
-  const std::int64_t steps =
-      algorithm ? planner::estimated_whole_steps(*algorithm, cut) : planner::tree_steps_estimate(cut);
-  if (steps <= kWholeScheduleSteps) {
+  if (planner::whole_steps_of(problem, choice) <= kWholeScheduleSteps) {
     planner::Schedule whole = planner::build_schedule(problem, choice);
     if (fault) corrupt(whole);
     const planner::Validation v = planner::validate(whole);

@@ -79,25 +79,37 @@ struct Slices {
 };
 
 // Elements per owner: the root weighted by root_share (its fraction of the message),
-// the rest equal; remainders to the lowest ranks.
-std::int64_t root_slice_count(const Problem& problem, double root_share) {
+// the rest equal; remainders to the lowest ranks. Slices come in at most three sizes,
+// so the price and the cut read them from here without making p of them.
+struct SliceSizes {
+  std::int64_t root = 0;    // the root's
+  std::int64_t base = 0;    // every other rank's, or one more for ...
+  std::int64_t larger = 0;  // ... this many of them, the lowest
+  std::int64_t largest() const { return std::max(root, base + (larger > 0 ? 1 : 0)); }
+};
+
+SliceSizes slice_sizes(const Problem& problem, double root_share) {
   const std::int64_t n = problem.count;
-  if (problem.nranks == 1) return n;
-  return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(root_share * static_cast<double>(n))), 0, n);
+  SliceSizes out;
+  out.root = problem.nranks == 1
+                 ? n
+                 : std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(root_share * static_cast<double>(n))), 0, n);
+  if (problem.nranks > 1) {
+    const std::int64_t rest = n - out.root, others = problem.nranks - 1;
+    out.base = rest / others;
+    out.larger = rest % others;
+  }
+  return out;
 }
 
 std::vector<std::int64_t> slice_counts(const Problem& problem, double root_share) {
-  const int p = problem.nranks;
-  std::vector<std::int64_t> counts(p, 0);
-  const std::int64_t n = problem.count;
-  const std::int64_t root_count = root_slice_count(problem, root_share);
-  counts[problem.root] = root_count;
-  const std::int64_t rest = n - root_count;
-  const int others = p - 1;
-  int k = 0;
-  for (int r = 0; r < p; ++r) {
+  const SliceSizes sizes = slice_sizes(problem, root_share);
+  std::vector<std::int64_t> counts(problem.nranks, 0);
+  counts[problem.root] = sizes.root;
+  std::int64_t k = 0;
+  for (int r = 0; r < problem.nranks; ++r) {
     if (r == problem.root) continue;
-    counts[r] = rest / others + (k < rest % others ? 1 : 0);
+    counts[r] = sizes.base + (k < sizes.larger ? 1 : 0);
     ++k;
   }
   return counts;
@@ -350,11 +362,7 @@ Schedule view_reduce_scatter_gather_reduce(const Problem& problem, int rank) {
 std::int64_t cut_reduce_scatter_gather_reduce(const Problem& problem) {
   if (problem.segment_bytes <= 0 || !problem.segment_counts.empty() || problem.element_bytes <= 0)
     return problem.segment_bytes;
-  // slice_counts's largest, without its p counts: the root's or the others' rounded up.
-  const int p = problem.nranks;
-  const std::int64_t root_count = root_slice_count(problem, 1.0 / p);
-  const std::int64_t rest = problem.count - root_count;
-  const std::int64_t largest = p > 1 ? std::max(root_count, rest / (p - 1) + (rest % (p - 1) != 0)) : root_count;
+  const std::int64_t largest = slice_sizes(problem, 1.0 / problem.nranks).largest();
   // At least a whole slice per chunk: every slice is one chunk, as with no segments.
   return problem.segment_bytes / problem.element_bytes >= largest ? 0 : problem.segment_bytes;
 }
@@ -387,19 +395,12 @@ ChunkCounts count_chunks(const Problem& problem, std::int64_t chunk_bytes) {
     out.total = static_cast<std::int64_t>(sl.segments.size());
     return out;
   }
-  const int p = problem.nranks;
-  // slice_counts's sizes: the root's, then the rest over the others, remainders first.
-  const std::int64_t n = problem.count;
-  const std::int64_t root_count = root_slice_count(problem, 1.0 / p);
+  const SliceSizes sizes = slice_sizes(problem, 1.0 / problem.nranks);
   auto chunks = [&](std::int64_t c) { return uniform_segment_count(c, problem.element_bytes, chunk_bytes); };
-  out.longest = out.total = chunks(root_count);
-  if (p > 1) {
-    const std::int64_t rest = n - root_count, others = p - 1;
-    const std::int64_t larger = rest % others;
-    const std::int64_t base = chunks(rest / others), above = chunks(rest / others + 1);
-    out.longest = std::max({out.longest, base, larger > 0 ? above : 0});
-    out.total += (others - larger) * base + larger * above;
-  }
+  const std::int64_t others = problem.nranks - 1;
+  const std::int64_t root = chunks(sizes.root), base = chunks(sizes.base), above = chunks(sizes.base + 1);
+  out.longest = std::max({root, others > sizes.larger ? base : 0, sizes.larger > 0 ? above : 0});
+  out.total = root + (others - sizes.larger) * base + sizes.larger * above;
   return out;
 }
 

@@ -30,7 +30,7 @@ namespace {
 constexpr int kBadInput = 2;  // the exit status for anything the user gave that we reject
 
 // The whole schedule (every rank's steps) is shown up to this many steps as its
-// algorithm estimates them (estimated_whole_steps; a tree's 2^22 ranks x segments): at
+// algorithm estimates them (whole_steps_of; a tree's 2^22 ranks x segments): at
 // 16 bytes a step, some hundreds of MB. Beyond, --rank shows one rank's steps.
 constexpr std::int64_t kWholeScheduleSteps = std::int64_t{1} << 24;
 
@@ -213,9 +213,7 @@ int print_plan(const Options& o, const Problem& problem) {
   if (o.rank >= 0) return print_view(o, problem, best);
   // Every rank's steps take memory and time: past the limit, one rank's view is what
   // can be shown.
-  Problem cut = problem;
-  cut.segment_bytes = best.segment_bytes;
-  const std::int64_t steps = estimated_whole_steps(*find_algorithm(problem.collective, best.algorithm), cut);
+  const std::int64_t steps = whole_steps_of(problem, best);
   if (steps > kWholeScheduleSteps)
     throw CLI::ValidationError("--ranks", "the whole " + best.algorithm + " schedule of " +
                                               std::to_string(problem.nranks) + " ranks (about " + std::to_string(steps) +
