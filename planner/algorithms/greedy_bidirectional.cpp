@@ -37,6 +37,7 @@
 // Non-commutative operations are declined as for the unidirectional greedy (greedy.h).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "planner/greedy.h"
@@ -69,7 +70,12 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
   std::vector<double> send_free(p, 0.0), recv_free(p, 0.0);
   std::vector<int> pending(p, -1);  // receive whose combination has not started: index in run.transfers
   std::vector<int> holders(q, p);
-  std::vector<std::vector<char>> holds(p, std::vector<char>(q, 1)), received(p, std::vector<char>(q, 0));
+  // Flat tables, [segment][position]: a plan builds this for every segment size it
+  // prices, and each event reads one segment's row for many positions.
+  const auto at = [p](int v, int j) { return static_cast<std::size_t>(j) * p + v; };
+  std::vector<char> holds(static_cast<std::size_t>(p) * q, 1), received(static_cast<std::size_t>(p) * q, 0);
+  std::vector<int> receiving(p, -1);  // the segment of a rank's pending receive, -1: none
+  run.transfers.reserve(static_cast<std::size_t>(p - 1) * q);  // p - 1 combinations per segment
   int lowest = 0;  // lowest segment still held by more than position 0
   double t = 0;
   std::vector<int> only_send, only_recv, both, senders, receivers, candidates;
@@ -82,8 +88,9 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
       if (!at_or_before(tr.end, t) || !at_or_before(send_free[v], t)) continue;
       const SegmentCost& c = costs[tr.segment];
       tr.reduce_start = std::max(tr.end, send_free[v]);
-      tr.reduce_end = tr.reduce_start + c.reduce + (received[v][tr.segment] ? 0.0 : c.copy);
-      received[v][tr.segment] = 1;
+      char& first = received[at(v, tr.segment)];
+      tr.reduce_end = tr.reduce_start + c.reduce + (first ? 0.0 : c.copy);
+      first = 1;
       send_free[v] = recv_free[v] = tr.reduce_end;
       run.makespan = std::max(run.makespan, tr.reduce_end);
       pending[v] = -1;
@@ -101,6 +108,7 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
       recv_ok[v] = pending[v] < 0 && at_or_before(recv_free[v], t);
       free_senders += send_ok[v];
       free_receivers += recv_ok[v];
+      receiving[v] = pending[v] >= 0 ? run.transfers[pending[v]].segment : -1;
       if (send_ok[v] || recv_ok[v]) candidates.push_back(v);
     }
     bool paired = false;
@@ -114,8 +122,8 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
       only_recv.clear();
       both.clear();
       for (int v : candidates) {
-        if (!holds[v][j]) continue;
-        const bool receiving_j = pending[v] >= 0 && run.transfers[pending[v]].segment == j;
+        if (!holds[at(v, j)]) continue;
+        const bool receiving_j = receiving[v] == j;
         const bool can_send = send_ok[v] && !receiving_j;
         const bool can_recv = recv_ok[v] != 0;
         if (can_send && can_recv) both.push_back(v);
@@ -125,13 +133,17 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
       const int s = static_cast<int>(only_send.size()), r = static_cast<int>(only_recv.size());
       const int f = static_cast<int>(both.size());
       const int x = std::clamp((r + f - s) / 2, 0, f);
-      senders = only_send;
-      senders.insert(senders.end(), both.end() - x, both.end());
-      receivers = only_recv;
-      receivers.insert(receivers.end(), both.begin(), both.end() - x);
-      std::sort(senders.begin(), senders.end());
-      std::sort(receivers.begin(), receivers.end());
-      const int pairs = std::min(static_cast<int>(senders.size()), static_cast<int>(receivers.size()));
+      const int pairs = std::min(s + x, r + f - x);
+      if (pairs == 0) {
+        if (untouched) break;
+        continue;
+      }
+      // The three lists are in increasing position order (as `candidates`), so merging
+      // gives the senders and the receivers sorted.
+      senders.clear();
+      std::merge(only_send.begin(), only_send.end(), both.end() - x, both.end(), std::back_inserter(senders));
+      receivers.clear();
+      std::merge(only_recv.begin(), only_recv.end(), both.begin(), both.end() - x, std::back_inserter(receivers));
       for (int k = 0; k < pairs; ++k) {
         const int from = senders[senders.size() - pairs + k], to = receivers[k];
         GreedyTransfer tr;
@@ -142,7 +154,7 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
         tr.end = tr.start + costs[j].transfer;
         tr.reduce_start = tr.reduce_end = tr.end;  // set when the combination starts
         send_free[from] = tr.end;
-        holds[from][j] = 0;
+        holds[at(from, j)] = 0;
         --holders[j];
         recv_free[to] = tr.end;
         pending[to] = static_cast<int>(run.transfers.size());
@@ -153,7 +165,6 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
         --free_receivers;
         paired = true;
       }
-      if (untouched && pairs == 0) break;
     }
 
     double next = std::numeric_limits<double>::infinity();

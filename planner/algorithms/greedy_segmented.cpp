@@ -52,7 +52,8 @@ GreedyRun greedy_unidirectional(int p, const std::vector<SegmentCost>& costs) {
   std::vector<double> free_at(p, 0.0);
   std::vector<int> cur(p, 0);              // lowest segment the position has not sent (root: not complete)
   std::vector<int> holders(q, p);          // positions still holding a partial result of the segment
-  std::vector<std::vector<char>> received(p, std::vector<char>(q, 0));
+  std::vector<char> received(static_cast<std::size_t>(p) * q, 0);  // [position][segment]
+  run.transfers.reserve(static_cast<std::size_t>(p - 1) * q);  // p - 1 combinations per segment
   double t = 0;
   std::vector<int> ready;  // free positions, by lowest unsent segment, then position
   while (true) {
@@ -80,8 +81,9 @@ GreedyRun greedy_unidirectional(int p, const std::vector<SegmentCost>& costs) {
         tr.start = std::max({t, free_at[from], free_at[to]});
         tr.end = tr.start + costs[j].transfer;
         tr.reduce_start = tr.end;
-        tr.reduce_end = tr.reduce_start + costs[j].reduce + (received[to][j] ? 0.0 : costs[j].copy);
-        received[to][j] = 1;
+        char& first = received[static_cast<std::size_t>(to) * q + j];
+        tr.reduce_end = tr.reduce_start + costs[j].reduce + (first ? 0.0 : costs[j].copy);
+        first = 1;
         free_at[from] = tr.end;
         free_at[to] = tr.reduce_end;
         --holders[j];
