@@ -37,6 +37,7 @@
 // Non-commutative operations are declined as for the unidirectional greedy (greedy.h).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
 #include <limits>
 
@@ -70,15 +71,23 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
   std::vector<double> send_free(p, 0.0), recv_free(p, 0.0);
   std::vector<int> pending(p, -1);  // receive whose combination has not started: index in run.transfers
   std::vector<int> holders(q, p);
-  // Flat tables, [segment][position]: a plan builds this for every segment size it
-  // prices, and each event reads one segment's row for many positions.
-  const auto at = [p](int v, int j) { return static_cast<std::size_t>(j) * p + v; };
-  std::vector<char> holds(static_cast<std::size_t>(p) * q, 1), received(static_cast<std::size_t>(p) * q, 0);
-  std::vector<int> receiving(p, -1);  // the segment of a rank's pending receive, -1: none
+  // A plan runs this construction for every segment size it prices, and each event
+  // asks, for up to lookahead(p) segments, which free ranks hold each one: the ranks
+  // are bit sets of `words` words, and a segment that cannot be paired costs a few
+  // word operations instead of a pass over the ranks.
+  const int words = (p + 63) / 64;
+  const auto bit = [](int v) { return std::uint64_t{1} << (v % 64); };
+  const auto row = [words](std::vector<std::uint64_t>& table, int j) { return table.data() + static_cast<std::size_t>(j) * words; };
+  std::vector<std::uint64_t> holds(static_cast<std::size_t>(q) * words, ~std::uint64_t{0});  // [segment]: ranks holding it
+  if (p % 64 != 0)
+    for (int j = 0; j < q; ++j) row(holds, j)[words - 1] = (std::uint64_t{1} << (p % 64)) - 1;
+  std::vector<std::uint64_t> send_mask(words), recv_mask(words), receiving_mask;
+  const auto at = [q](int v, int j) { return static_cast<std::size_t>(v) * q + j; };
+  std::vector<char> received(static_cast<std::size_t>(p) * q, 0);  // [position][segment]
   run.transfers.reserve(static_cast<std::size_t>(p - 1) * q);  // p - 1 combinations per segment
   int lowest = 0;  // lowest segment still held by more than position 0
   double t = 0;
-  std::vector<int> only_send, only_recv, both, senders, receivers, candidates;
+  std::vector<int> only_send, only_recv, both, senders, receivers;
   std::vector<char> send_ok(p), recv_ok(p);
   while (true) {
     // Combinations whose operand has arrived start once the send port is free.
@@ -100,45 +109,68 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
 
     // Who has a free port now. A rank whose operand has arrived but whose combination
     // waits for its send port starts nothing else (its steps run in order).
-    candidates.clear();
     int free_senders = 0, free_receivers = 0;
+    std::fill(send_mask.begin(), send_mask.end(), 0);
+    std::fill(recv_mask.begin(), recv_mask.end(), 0);
+    const int horizon = std::min(q, lowest + lookahead(p));
+    // [segment - lowest]: the ranks whose pending receive is of that segment (they
+    // cannot send it).
+    receiving_mask.assign(static_cast<std::size_t>(std::max(horizon - lowest, 0)) * words, 0);
     for (int v = 0; v < p; ++v) {
       const bool blocked = pending[v] >= 0 && at_or_before(run.transfers[pending[v]].end, t);
       send_ok[v] = v != 0 && at_or_before(send_free[v], t) && !blocked;
       recv_ok[v] = pending[v] < 0 && at_or_before(recv_free[v], t);
       free_senders += send_ok[v];
       free_receivers += recv_ok[v];
-      receiving[v] = pending[v] >= 0 ? run.transfers[pending[v]].segment : -1;
-      if (send_ok[v] || recv_ok[v]) candidates.push_back(v);
+      if (send_ok[v]) send_mask[v / 64] |= bit(v);
+      if (recv_ok[v]) recv_mask[v / 64] |= bit(v);
+      if (pending[v] >= 0) {
+        const int j = run.transfers[pending[v]].segment;
+        if (j >= lowest && j < horizon) row(receiving_mask, j - lowest)[v / 64] |= bit(v);
+      }
     }
     bool paired = false;
-    const int horizon = std::min(q, lowest + lookahead(p));
     for (int j = lowest; j < horizon && free_senders > 0 && free_receivers > 0; ++j) {
       if (holders[j] == 1) continue;
       // An untouched segment (every position holds it) that cannot be paired means no
       // later one can: they are all untouched and offer the same ranks.
       const bool untouched = holders[j] == p;
+      // The ranks that hold segment j and can send it, or receive it.
+      const std::uint64_t* held = row(holds, j);
+      const std::uint64_t* receiving_j = row(receiving_mask, j - lowest);
+      // No pair is possible when no rank can send it, none can receive it, or only one
+      // rank can do either (and otherwise there is one: see x below).
+      std::uint64_t any_send = 0, any_recv = 0;
+      int ranks = 0;
+      for (int w = 0; w < words; ++w) {
+        const std::uint64_t can_send = held[w] & send_mask[w] & ~receiving_j[w], can_recv = held[w] & recv_mask[w];
+        const std::uint64_t either = can_send | can_recv;
+        any_send |= can_send;
+        any_recv |= can_recv;
+        ranks += either == 0 ? 0 : (either & (either - 1)) == 0 ? 1 : 2;  // 2: two or more
+      }
+      if (any_send == 0 || any_recv == 0 || ranks < 2) {
+        if (untouched) break;
+        continue;
+      }
       only_send.clear();
       only_recv.clear();
       both.clear();
-      for (int v : candidates) {
-        if (!holds[at(v, j)]) continue;
-        const bool receiving_j = receiving[v] == j;
-        const bool can_send = send_ok[v] && !receiving_j;
-        const bool can_recv = recv_ok[v] != 0;
-        if (can_send && can_recv) both.push_back(v);
-        else if (can_send) only_send.push_back(v);
-        else if (can_recv) only_recv.push_back(v);
+      for (int w = 0; w < words; ++w) {
+        const std::uint64_t can_send = held[w] & send_mask[w] & ~receiving_j[w], can_recv = held[w] & recv_mask[w];
+        for (std::uint64_t m = can_send | can_recv; m != 0; m &= m - 1) {
+          const int v = w * 64 + __builtin_ctzll(m);
+          const std::uint64_t b = bit(v);
+          if ((can_send & b) && (can_recv & b)) both.push_back(v);
+          else if (can_send & b) only_send.push_back(v);
+          else only_recv.push_back(v);
+        }
       }
       const int s = static_cast<int>(only_send.size()), r = static_cast<int>(only_recv.size());
       const int f = static_cast<int>(both.size());
       const int x = std::clamp((r + f - s) / 2, 0, f);
-      const int pairs = std::min(s + x, r + f - x);
-      if (pairs == 0) {
-        if (untouched) break;
-        continue;
-      }
-      // The three lists are in increasing position order (as `candidates`), so merging
+      const int pairs = std::min(s + x, r + f - x);  // at least 1 here
+      // The three lists are in increasing position order (read off the bit sets), so merging
       // gives the senders and the receivers sorted.
       senders.clear();
       std::merge(only_send.begin(), only_send.end(), both.end() - x, both.end(), std::back_inserter(senders));
@@ -154,13 +186,15 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
         tr.end = tr.start + costs[j].transfer;
         tr.reduce_start = tr.reduce_end = tr.end;  // set when the combination starts
         send_free[from] = tr.end;
-        holds[at(from, j)] = 0;
+        row(holds, j)[from / 64] &= ~bit(from);
         --holders[j];
         recv_free[to] = tr.end;
         pending[to] = static_cast<int>(run.transfers.size());
         run.transfers.push_back(tr);
         send_ok[from] = 0;
         recv_ok[to] = 0;
+        send_mask[from / 64] &= ~bit(from);
+        recv_mask[to / 64] &= ~bit(to);
         --free_senders;
         --free_receivers;
         paired = true;

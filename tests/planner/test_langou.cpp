@@ -361,10 +361,14 @@ TEST_CASE("Langou 001, nonuniform segmentation: never worse than uniform, and fo
 }
 
 TEST_CASE("Langou 001, bidirectional greedy: the conjectured (ceil(log2 p) + q - 1)(t_comm + t_comp) "
-          "holds exactly for p = 2..40, q = 1..12",
+          "holds exactly for p = 2..40, q = 1..12, and past 64 ranks",
           "[langou][greedy][bidirectional]") {
+  // Past 64 ranks the construction's rank sets take more than one 64-bit word.
+  std::vector<int> ranks;
+  for (int p = 2; p <= 40; ++p) ranks.push_back(p);
+  for (int p : {63, 64, 65, 100, 128, 129, 200, 257}) ranks.push_back(p);
   for (double t_comp : {0.0, 0.5, 1.0})
-    for (int p = 2; p <= 40; ++p)
+    for (int p : ranks)
       for (int q = 1; q <= 12; ++q) {
         CAPTURE(t_comp, p, q);
         const GreedyRun run = greedy_bidirectional(p, equal_costs(q, 2.0, t_comp));
