@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <random>
 #include <tuple>
 
 #include "planner/cost_model.h"
@@ -165,6 +166,69 @@ TEST_CASE("Langou 001, greedy-segmented and greedy-bidirectional validate for p 
       check_valid(s);
       CHECK(segment_counts_of(s.segments) == problem.segment_counts);
     }
+}
+
+TEST_CASE("Langou 001, greedy_schedule: every rank's steps in the order the construction starts them, "
+          "ties in the order it makes them",
+          "[langou][greedy]") {
+  // The rule as greedy.h states it, kept here the simple way: every step with its time
+  // (a transfer's send and receive at its start, the copy and the combination at its
+  // reduce_start, the root's own copies at the makespan) and its creation number, each
+  // rank's list sorted by both. greedy_schedule gets the same order by merging.
+  struct Timed {
+    double time;
+    int created;
+    StepKind kind;
+    int peer, segment;
+  };
+  std::mt19937 rng(11);
+  int runs = 0;
+  for (bool bidirectional : {false, true})
+    for (int p : {2, 3, 5, 8, 13, 31, 66})
+      for (int trial = 0; trial < 4; ++trial) {
+        // Uneven segments, and costs that make ties (0 transfer or reduce time) and near-ties.
+        std::vector<std::int64_t> counts;
+        for (std::int64_t left = 200; left > 0;) {
+          const std::int64_t c = std::min<std::int64_t>(left, 1 + rng() % 60);
+          counts.push_back(c);
+          left -= c;
+        }
+        const CostModel model = trial == 0 ? hockney_model(1, 0, 0) : hockney_model(1e-6 * (1 + rng() % 3), 1e-9, 1e-9 * (rng() % 2));
+        Problem problem = make_problem(Collective::Reduce, p, static_cast<int>(rng() % p), 200, 8, true, 0, model);
+        problem.segment_counts = counts;
+        const auto costs = segment_costs(problem_segments(problem), problem.element_bytes, problem.model);
+        const GreedyRun run = bidirectional ? greedy_bidirectional(p, costs) : greedy_unidirectional(p, costs);
+        const Schedule s = greedy_schedule(problem, run, "greedy-test");
+        auto rank_of = [&](int v) { return (problem.root + v) % p; };
+        std::vector<std::vector<Timed>> expected(p);
+        std::vector<std::vector<char>> combined(p, std::vector<char>(counts.size(), 0));
+        int created = 0;
+        for (const GreedyTransfer& t : run.transfers) {
+          const int from = rank_of(t.from), to = rank_of(t.to);
+          expected[from].push_back({t.start, created++, StepKind::Send, to, t.segment});
+          expected[to].push_back({t.start, created++, StepKind::Recv, from, t.segment});
+          if (!combined[to][t.segment]) expected[to].push_back({t.reduce_start, created++, StepKind::Copy, -1, t.segment});
+          combined[to][t.segment] = 1;
+          expected[to].push_back({t.reduce_start, created++, StepKind::Reduce, -1, t.segment});
+        }
+        for (int j = 0; j < static_cast<int>(counts.size()); ++j)
+          if (!combined[problem.root][j]) expected[problem.root].push_back({run.makespan, created++, StepKind::Copy, -1, j});
+        for (int r = 0; r < p; ++r) {
+          std::sort(expected[r].begin(), expected[r].end(), [](const Timed& a, const Timed& b) {
+            return a.time < b.time || (a.time == b.time && a.created < b.created);
+          });
+          CAPTURE(bidirectional, p, trial, r);
+          REQUIRE(s.steps[r].size() == expected[r].size());
+          for (std::size_t i = 0; i < expected[r].size(); ++i) {
+            CAPTURE(i);
+            CHECK(s.steps[r][i].kind == expected[r][i].kind);
+            CHECK(s.steps[r][i].segment == expected[r][i].segment);
+            if (expected[r][i].peer >= 0) CHECK(s.steps[r][i].peer == expected[r][i].peer);
+          }
+        }
+        ++runs;
+      }
+  CHECK(runs == 56);
 }
 
 TEST_CASE("Langou 001, greedy trees: the construction's own times are the simulator's, half duplex "
