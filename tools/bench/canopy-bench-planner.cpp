@@ -9,12 +9,18 @@
 // their times side by side, the ratio, and each one's peak resident memory; then the
 // issue's targets with the measured figures. And Canon & Antoniu's Algorithm 1 tree
 // alone, which `auto` stops building above select.h's kGlobalPlanningLimit.
+//
+// With --size-classes, instead: what the shim spends on each new size class of a
+// communicator of 8 to 512 ranks, warm (one process, the median of several plans after
+// an untimed one), with and without a staging ring: where Langou's greedy trees are
+// built and simulated for every segment size tried.
 #include <CLI/CLI.hpp>
 
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +29,7 @@
 
 #include "planner/algorithms/canon.h"
 #include "planner/select.h"
+#include "planner/staged.h"
 
 namespace {
 
@@ -117,12 +124,45 @@ Measured plan_whole(Collective c, long p, long bytes) {
   });
 }
 
+// The --size-classes table: one rank's auto choice (rank_choices, what the shim prices
+// for a new size class), the median of `repeats` after one untimed, in this process.
+void print_size_classes(const std::vector<long>& ranks, const std::vector<long>& sizes, int repeats) {
+  std::printf("One rank's auto choice for a new size class (planner::rank_choices), default model, warm: the\n"
+              "median of %d in one process after an untimed one; ring: with a staging ring over the ranks\n"
+              "(one node, at most %d ranks)\n",
+              repeats, canopy::planner::kMaxStagingRanks);
+  std::printf("%-7s %-5s %7s %10s %12s   %s\n", "", "", "p", "bytes", "plan", "chosen");
+  for (Collective c : {Collective::Reduce, Collective::Bcast})
+    for (bool ring : {false, true})
+      for (long p : ranks)
+        for (long bytes : sizes) {
+          auto problem = problem_for(c, p, bytes);
+          if (ring) {
+            // As the shim offers it: one node, at most kMaxStagingRanks ranks.
+            if (!canopy::planner::staging_ring_allowed(static_cast<int>(p))) continue;
+            problem = canopy::planner::with_staging_ring(problem);
+          }
+          canopy::planner::Choice best;
+          std::vector<double> times;
+          for (int i = 0; i <= repeats; ++i) {
+            const auto start = std::chrono::steady_clock::now();
+            best = canopy::planner::rank_choices(problem, {}).front();
+            if (i > 0) times.push_back(seconds_since(start));
+          }
+          std::sort(times.begin(), times.end());
+          std::printf("%-7s %-5s %7ld %10ld %9.3f ms   %s/%lld\n", c == Collective::Reduce ? "reduce" : "bcast",
+                      ring ? "ring" : "p2p", p, bytes, times[times.size() / 2] * 1e3, best.algorithm.c_str(),
+                      static_cast<long long>(best.segment_bytes));
+          std::fflush(stdout);
+        }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"canopy-bench-planner: time the planner (one rank's auto plan against the whole schedule) and "
                "its peak memory, per number of ranks"};
-  app.footer("\nExample:\n  canopy-bench-planner --max-ranks 1048576\n");
+  app.footer("\nExamples:\n  canopy-bench-planner --max-ranks 1048576\n  canopy-bench-planner --size-classes\n");
   long max_ranks = 1 << 20;
   long max_whole = 4096;
   long bytes = 4 << 20;
@@ -133,7 +173,28 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(8L, 1L << 24))
       ->capture_default_str();
   app.add_option("--bytes", bytes, "message size (reduce: doubles)")->check(CLI::Range(8L, 1L << 34))->capture_default_str();
+  bool size_classes = false;
+  std::vector<long> class_ranks{8, 16, 32, 64, 512}, class_sizes{65536, 1 << 20, 4 << 20};
+  int repeats = 7;
+  app.add_flag("--size-classes", size_classes,
+               "instead: one rank's plan for a new size class at a few p and sizes, warm, with and without a "
+               "staging ring (the time a communicator's first call of each size class pays)");
+  app.add_option("--class-ranks", class_ranks, "--size-classes: the numbers of ranks (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::Range(2L, 1L << 24))
+      ->capture_default_str();
+  app.add_option("--class-bytes", class_sizes, "--size-classes: the message sizes (comma-separated; reduce: doubles)")
+      ->delimiter(',')
+      ->check(CLI::Range(8L, 1L << 34))
+      ->capture_default_str();
+  app.add_option("--repeats", repeats, "--size-classes: timed plans per row (the median is printed)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (size_classes) {
+    print_size_classes(class_ranks, class_sizes, repeats);
+    return 0;
+  }
 
   std::vector<long> ps;
   for (long p = 8; p < max_ranks; p *= p < 4096 ? 8 : 16) ps.push_back(p);
