@@ -176,11 +176,16 @@ std::string price_text(const Problem& problem, const Choice& c) {
   return out + (c.exact ? "" : " (estimate)");
 }
 
-// The number of segments `choice` cuts the message into (the algorithm's own layout).
-std::int64_t segments_of(const Problem& problem, const Choice& choice) {
+// The segments `choice` cuts the message into: the layout asked for, or, for an
+// algorithm that cuts its own (Algorithm::cut_segment_bytes: reduce-scatter-gather's
+// slices, the ring's whole entries), the layout of the schedule it builds, read off
+// the root's view (those algorithms plan at most a few thousand ranks).
+std::vector<Segment> segments_of(const Problem& problem, const Choice& choice) {
+  const Algorithm* a = find_algorithm(problem.collective, choice.algorithm);
+  if (a && a->cut_segment_bytes) return build_view(problem, choice, problem.root).segments;
   Problem q = problem;
   q.segment_bytes = choice.segment_bytes;
-  return static_cast<std::int64_t>(problem_segments(q).size());
+  return problem_segments(q);
 }
 
 // One rank's view: its steps and the predicted time, at any p.
@@ -308,10 +313,8 @@ int print_comparison(const Options& o, const Problem& problem) {
     try {
       // Priced, not built: the comparison works at any number of ranks.
       const Choice c = rank_choices(problem, request).front();
-      const std::int64_t segments = segments_of(problem, c);
-      Problem q = problem;
-      q.segment_bytes = c.segment_bytes;
-      const std::vector<Segment> layout = problem_segments(q);
+      const std::vector<Segment> layout = segments_of(problem, c);
+      const auto segments = static_cast<std::int64_t>(layout.size());
       const std::int64_t seg = layout.empty() ? 0 : layout.front().count * problem.element_bytes;
       if (o.json)
         rows.push_back({{"algorithm", name}, {"segments", segments}, {"segment_bytes", seg},
