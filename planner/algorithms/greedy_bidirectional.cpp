@@ -88,7 +88,6 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
   int lowest = 0;  // lowest segment still held by more than position 0
   double t = 0;
   std::vector<int> only_send, only_recv, both, senders, receivers;
-  std::vector<char> send_ok(p), recv_ok(p);
   while (true) {
     // Combinations whose operand has arrived start once the send port is free.
     for (int v = 0; v < p; ++v) {
@@ -118,12 +117,12 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
     receiving_mask.assign(static_cast<std::size_t>(std::max(horizon - lowest, 0)) * words, 0);
     for (int v = 0; v < p; ++v) {
       const bool blocked = pending[v] >= 0 && at_or_before(run.transfers[pending[v]].end, t);
-      send_ok[v] = v != 0 && at_or_before(send_free[v], t) && !blocked;
-      recv_ok[v] = pending[v] < 0 && at_or_before(recv_free[v], t);
-      free_senders += send_ok[v];
-      free_receivers += recv_ok[v];
-      if (send_ok[v]) send_mask[v / 64] |= bit(v);
-      if (recv_ok[v]) recv_mask[v / 64] |= bit(v);
+      const bool can_send = v != 0 && at_or_before(send_free[v], t) && !blocked;
+      const bool can_recv = pending[v] < 0 && at_or_before(recv_free[v], t);
+      free_senders += can_send;
+      free_receivers += can_recv;
+      if (can_send) send_mask[v / 64] |= bit(v);
+      if (can_recv) recv_mask[v / 64] |= bit(v);
       if (pending[v] >= 0) {
         const int j = run.transfers[pending[v]].segment;
         if (j >= lowest && j < horizon) row(receiving_mask, j - lowest)[v / 64] |= bit(v);
@@ -191,8 +190,6 @@ GreedyRun greedy_bidirectional(int p, const std::vector<SegmentCost>& costs) {
         recv_free[to] = tr.end;
         pending[to] = static_cast<int>(run.transfers.size());
         run.transfers.push_back(tr);
-        send_ok[from] = 0;
-        recv_ok[to] = 0;
         send_mask[from / 64] &= ~bit(from);
         recv_mask[to / 64] &= ~bit(to);
         --free_senders;

@@ -311,7 +311,8 @@ int print_comparison(const Options& o, const Problem& problem) {
       continue;
     }
     try {
-      // Priced, not built: the comparison works at any number of ranks.
+      // Priced, not built (only an algorithm that cuts its own layout builds the root's
+      // view, to show it): the comparison works at any number of ranks.
       const Choice c = rank_choices(problem, request).front();
       const std::vector<Segment> layout = segments_of(problem, c);
       const auto segments = static_cast<std::int64_t>(layout.size());
