@@ -41,19 +41,40 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
     : settings_(settings), native_(native), best_(std::max(candidates, 0), kInfinity) {
   settings_.batch = std::max(1, settings_.batch);
   settings_.rounds = std::max(0, settings_.rounds);
+  const bool has_native = native >= 0 && native < candidates;
   for (int c = 0; c < candidates; ++c)
     if (c != native) live_.push_back(c);
-  if (native >= 0 && native < candidates) live_.push_back(native);
+  native_deferred_ = has_native && settings_.native_after > 0 && !live_.empty();
+  if (has_native && !native_deferred_) live_.push_back(native);
+  start_rounds();
+}
+
+void Trials::start_rounds() {
+  position_ = 0;
+  in_batch_ = 0;
   clear_round();
   // No first look for short calls (trials.h): where any candidate's batch is longer
   // than one call.
-  for (int c = 0; c < candidates; ++c)
+  round_ = 0;
+  for (int c : live_)
     if (batch_of(c) > 1) round_ = 1;
+  settling_ = false;
   if (live_.size() <= 1) {
+    if (native_deferred_) {  // one schedule: nothing to measure before native's trial
+      decide();
+      return;
+    }
     decided_ = true;
     chosen_ = live_.empty() ? 0 : live_.front();
+    return;
   }
-  settling_ = !decided_ && round_ == 0;
+  settling_ = round_ == 0;
+}
+
+void Trials::start_native_trial() {
+  earlier_rounds_ = round_;
+  live_ = {chosen_, native_};  // native last, as in every round
+  start_rounds();
 }
 
 int Trials::batch_of(int candidate) const {
@@ -72,6 +93,13 @@ void Trials::clear_round() {
 bool Trials::record(double seconds, bool first_touch) {
   if (decided_) return false;
   ++calls_;
+  if (waiting_) {
+    ++waited_;
+    if (calls_ < settings_.native_after) return false;
+    waiting_ = false;
+    start_native_trial();
+    return false;
+  }
   if (settling_) {  // the call before the first look: not measured (trials.h)
     settling_ = false;
     return false;
@@ -132,6 +160,14 @@ void Trials::decide() {
   int winner = live_.front();
   for (int c : live_)
     if (best_[c] < best_[winner]) winner = c;  // ties: the earlier in trial order
+  if (native_deferred_) {
+    // The schedules' rounds are over: their best runs until native's trial.
+    native_deferred_ = false;
+    chosen_ = winner;
+    waiting_ = calls_ < settings_.native_after;
+    if (!waiting_) start_native_trial();
+    return;
+  }
   const bool native_live = std::find(live_.begin(), live_.end(), native_) != live_.end();
   if (native_live && winner != native_ && !(best_[winner] < (1 - settings_.native_margin) * best_[native_]))
     winner = native_;

@@ -32,6 +32,15 @@
 //    pages once, whichever candidate makes them, and must not make the ring look slow.
 //  * After the last round, or when one candidate is left, the fastest by its best
 //    round wins; a schedule must beat native by `native_margin` or native stays.
+//  * With `native_after` N > 0, native MPI sits out the rounds above: the schedules
+//    are measured against each other, the best of them runs until the size class's
+//    Nth call, and only then is native measured against it, in rounds of the two as
+//    above, by the same rules. Why: native MPI's first calls of a size can be the
+//    dearest calls of a short job (2 ranks, MPICH 4.0.2: its first 128 KiB reduces took
+//    0.9-3 ms each where the ring's schedule takes 8 us; 1 MiB 5-6 ms against 40 us), and
+//    the trials paid them wherever that schedule then won. A job of up to N calls of a
+//    size never pays them; a longer one pays them as before, later; where native would
+//    have won, the schedule runs at most N calls in its place.
 // The calls a trial spends are bounded: candidates x rounds x batch (plus, for long
 // calls, the uncounted call and the first look, after which a far worse candidate is
 // gone).
@@ -51,6 +60,7 @@ struct TrialSettings {
   double drop = 1.5;            // ... after a measured round
   double clear = 2.0;           // decided at once when the best is this much faster than every other
   double native_margin = 0.10;  // a schedule must be this much faster than native to replace it
+  int native_after = 0;         // calls before native's trial (0: native in every round from the first)
 };
 
 // Calls per batch for candidates predicted to take `predicted_seconds` a call: enough
@@ -103,7 +113,10 @@ class Trials {
   bool decided() const { return decided_; }
   int chosen() const { return chosen_; }
   // The candidate the next call runs.
-  int current() const { return decided_ ? chosen_ : live_[position_]; }
+  int current() const { return decided_ || waiting_ ? chosen_ : live_[position_]; }
+  // Whether the schedules' rounds have chosen the best of them (chosen()), which now runs
+  // until native MPI's trial (TrialSettings::native_after); record() counts its calls.
+  bool waiting_for_native() const { return waiting_; }
 
   // Records this rank's duration of the call just made with current(). True when a
   // round has ended: the ranks must then agree on round_means() (each element's
@@ -121,8 +134,9 @@ class Trials {
 
   // Every candidate's best agreed mean so far (infinity: never measured), for logs.
   const std::vector<double>& best() const { return best_; }
-  int rounds_done() const { return round_; }
-  int calls() const { return calls_; }
+  int rounds_done() const { return round_ + earlier_rounds_; }
+  // Calls that ran a trial round (not those that waited for native's trial).
+  int calls() const { return calls_ - waited_; }
   // True while the next call is the unmeasured one before the first look.
   bool settling() const { return settling_; }
   // Consecutive calls of `candidate` per measured round.
@@ -131,6 +145,8 @@ class Trials {
  private:
   void decide();
   void clear_round();  // the round's sums, for the live candidates
+  void start_rounds();  // first look or measured rounds of live_, from its first call
+  void start_native_trial();  // rounds of the schedules' choice and native
 
   TrialSettings settings_;
   int native_;
@@ -148,6 +164,10 @@ class Trials {
   bool decided_ = false;
   bool settling_ = false;      // the next call runs unmeasured, before the first look
   int chosen_ = 0;
+  bool native_deferred_ = false;  // native sits out until native_after (then false)
+  bool waiting_ = false;          // chosen_ runs until native_after
+  int waited_ = 0;                // calls that ran while waiting
+  int earlier_rounds_ = 0;        // rounds before native's trial
 };
 
 }  // namespace canopy::planner

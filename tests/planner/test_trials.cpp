@@ -3,6 +3,7 @@
 // decides at once, and the number of trial calls is what the settings allow.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -270,4 +271,93 @@ TEST_CASE("Trials: each candidate's batch follows its own price; native's the be
   CHECK(trial_batches(candidates, 0)[2] == 8);
   // Long point-to-point calls: native's batch is one call.
   CHECK(trial_batches(candidates, 2e-3)[2] == 1);
+}
+
+TEST_CASE("Trials: with native_after, native MPI runs no call before the size class's Nth, then is measured "
+          "against the schedules' best by the same rules",
+          "[trials]") {
+  // Candidates 0 and 1 are schedules, 2 is native; batches of 4, one measured round
+  // each time (rounds = 1). Each case: the schedules' times and native's, and who wins.
+  struct Case {
+    double schedule0, schedule1, native;
+    int winner;
+  };
+  const Case cases[] = {
+      {5e-6, 20e-6, 400e-6, 0},  // the ring 80x faster than native (2 ranks, 128 KiB, MPICH)
+      {20e-6, 5e-6, 30e-6, 1},   // the schedules' best beats native by more than the margin
+      {10e-6, 12e-6, 9e-6, 2},   // native faster: it wins its trial
+      {10e-6, 12e-6, 10.5e-6, 2},  // the best schedule is faster, but not by the margin
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.schedule0, k.schedule1, k.native);
+    for (int after : {1, 30, 256}) {
+      CAPTURE(after);
+      TrialSettings s;
+      s.batch = 4;
+      s.rounds = 1;
+      s.native_after = after;
+      Trials t(3, 2, s);
+      std::vector<int> sequence;
+      bool waited = false;
+      const int chosen = run(t, [&](int c) {
+        sequence.push_back(c);
+        waited = waited || t.waiting_for_native();
+        return c == 0 ? k.schedule0 : c == 1 ? k.schedule1 : k.native;
+      });
+      CHECK(chosen == k.winner);
+      // Without deferral the same times choose the same (the trials' rule is unchanged).
+      TrialSettings at_once = s;
+      at_once.native_after = 0;
+      Trials u(3, 2, at_once);
+      CHECK(run(u, [&](int c) { return c == 0 ? k.schedule0 : c == 1 ? k.schedule1 : k.native; }) == k.winner);
+      // Native's first call is the class's call `after` or later (0-based: index >= after),
+      // after both schedules' rounds; between them the schedules' best runs alone.
+      const auto first_native = std::find(sequence.begin(), sequence.end(), 2);
+      REQUIRE(first_native != sequence.end());
+      const long at = first_native - sequence.begin();
+      CHECK(at >= std::max(after, 8) + 4);  // the wait, then the schedule's batch of the last round
+      CHECK(std::count(sequence.begin(), sequence.end(), 2) == 4);  // one batch
+      const int best = k.schedule0 <= k.schedule1 ? 0 : 1;
+      for (long i = 8; i < at; ++i) CHECK(sequence[static_cast<std::size_t>(i)] == best);
+      CHECK(waited == (after > 8));
+      // calls() leaves the waiting out: the schedules' round (4 + 4 calls) and native's
+      // trial (the best schedule's batch, then native's: 4 + 4).
+      CHECK(t.calls() == 8 + 4 + 4);
+      CHECK(t.calls() + (at - 12) == static_cast<long>(sequence.size()));  // the schedule's batch before native's
+    }
+  }
+}
+
+TEST_CASE("Trials: with native_after, one schedule and native: the schedule runs alone, then both are measured",
+          "[trials]") {
+  TrialSettings s;
+  s.batch = 3;
+  s.native_after = 50;
+  Trials t(2, 1, s);  // candidate 0: the schedule; 1: native
+  CHECK_FALSE(t.decided());
+  CHECK(t.waiting_for_native());
+  for (int call = 0; call < 49; ++call) {
+    REQUIRE(t.current() == 0);
+    CHECK_FALSE(t.record(1e-6));
+  }
+  CHECK(t.waiting_for_native());
+  CHECK_FALSE(t.record(1e-6));  // call 50: the wait is over
+  CHECK_FALSE(t.waiting_for_native());
+  CHECK(t.live() == std::vector<int>{0, 1});  // native last, as in every round
+  // The schedule 3x slower than native: native wins its trial (a clear winner).
+  CHECK(run(t, [](int c) { return c == 0 ? 30e-6 : 10e-6; }) == 1);
+  // Long calls get the first look in native's trial, as without deferral.
+  TrialSettings longs;
+  longs.batch = 1;
+  longs.native_after = 5;
+  Trials slow(2, 1, longs);
+  for (int call = 0; call < 5; ++call) slow.record(1e-3);
+  CHECK(slow.settling());
+  // Without native, or with native_after 0, nothing waits.
+  CHECK_FALSE(Trials(2, -1, s).waiting_for_native());
+  TrialSettings none = s;
+  none.native_after = 0;
+  Trials now(2, 1, none);
+  CHECK_FALSE(now.waiting_for_native());
+  CHECK(now.live() == std::vector<int>{0, 1});
 }
