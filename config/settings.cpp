@@ -136,6 +136,12 @@ const std::vector<SettingSpec>& setting_specs() {
        "past Canopy's lookups), until the communicator has a staging "
        "ring and native MPI has run them 256 times; 0 trials every size",
        "CANOPY_AUTO_NATIVE_BELOW=0"},
+      {"CANOPY_AUTO_NATIVE_AFTER", "integer", "256", "an integer from 0 to 1000000000",
+       "With auto, where native MPI may compete: its trial waits until a size class's calls reach this, while "
+       "the schedules are trialled against each other and the best of them runs; then native MPI is measured "
+       "against that one (native MPI's first calls of a size are often its slowest: a short job never pays "
+       "for them); 0 trials native MPI with the schedules from the first call",
+       "CANOPY_AUTO_NATIVE_AFTER=0"},
       {"CANOPY_RING_AFTER", "seconds", "0.01", "a number of seconds from 0 to 3600, or off",
        "With auto: once a communicator's reduces and broadcasts kept native for being cheap "
        "(CANOPY_AUTO_NATIVE_BELOW) add up to this, as the model prices them, its staging ring is made for them "
@@ -310,6 +316,15 @@ ParseResult parse_settings(const Environment& env) {
       bad("CANOPY_AUTO_NATIVE_BELOW", *v, "a number of seconds from 0 to 1", "using 5e-6");
     else
       s.auto_native_below = x;
+  }
+  if (const auto* v = find("CANOPY_AUTO_NATIVE_AFTER")) {
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(v->c_str(), &end, 10);
+    if (v->empty() || *end != '\0' || errno != 0 || n < 0 || n > 1000000000)
+      bad("CANOPY_AUTO_NATIVE_AFTER", *v, "an integer from 0 to 1000000000", "using 256");
+    else
+      s.auto_native_after = static_cast<int>(n);
   }
   if (const auto* v = find("CANOPY_RING_AFTER")) {
     double x = 0;

@@ -418,6 +418,29 @@ std::string trial_name(const Candidate& c) {
   return c.native ? c.name() : c.name() + "/" + std::to_string(c.schedule.segments.size());
 }
 
+// The bytes a plan serves, for auto's log lines: its exact size, or its class's range.
+std::string class_bytes_text(const PlanKey& key) {
+  return key.exact_count >= 0 ? std::to_string(key.exact_count * key.element_bytes)
+                              : fmt::format("{}..{}", planner::class_first_bytes(key.size_class),
+                                            planner::class_last_bytes(key.size_class));
+}
+
+// Where `plan`'s schedules have had their trials (or there is one) and the best runs
+// until native MPI's trial (CANOPY_AUTO_NATIVE_AFTER), the info line that says so.
+void log_native_wait(const CachedPlan& plan, const PlanKey& key, int size) {
+  const Runtime& rt = runtime();
+  if (!plan.trials.waiting_for_native() || !rt.log->should_log(spdlog::level::info)) return;
+  const int chosen = plan.trials.chosen();
+  const double best = plan.trials.best()[static_cast<std::size_t>(chosen)];
+  const std::string which = best < 1e300 ? trial_name(plan.candidates[chosen]) + " measured fastest of the schedules (" +
+                                               planner::format_seconds(best) + " per call)"
+                                         : trial_name(plan.candidates[chosen]) + " is the only schedule";
+  rt.log->info("auto: {} on {} ranks, root {}, {} B: {}; it runs until the size's call {}, then native MPI is "
+               "measured against it (CANOPY_AUTO_NATIVE_AFTER)",
+               planner::to_string(key.collective), size, key.root, class_bytes_text(key), which,
+               rt.settings.auto_native_after);
+}
+
 // auto's trials add a coarser segmentation of the best schedule from this many segments.
 constexpr std::size_t kCoarserTrialSegments = 8;
 
@@ -699,6 +722,9 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
                         staged ? static_cast<int>(c.schedule.segments.size()) : 1});
     }
     trial.batches = planner::trial_batches(shapes, point_to_point_price);
+    // Native MPI's trial waits (CANOPY_AUTO_NATIVE_AFTER, planner/trials.h), except for a
+    // cheap plan trialled through the ring: native has run its calls 256 times already.
+    if (!trial_cheap) trial.native_after = rt.settings.auto_native_after;
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
   }
 
@@ -717,6 +743,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
       rt.log->info("new schedule: {}{}; predicted {}\n{}", planner::summarize(c.schedule), sizes,
                    planner::format_seconds(c.predicted), text);
     }
+  if (rank == 0) log_native_wait(*made, key, size);
   return made;
 }
 
@@ -957,6 +984,7 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
   }
   for (std::size_t i = 0; i < live.size(); ++i) learn(plan.candidates[live[i]], agreed[i]);
   plan.trials.end_round(agreed);
+  if (rank_ == 0) log_native_wait(plan, key, size_);
   if (plan.trials.decided() && !topology_) {
     // The size class's other roots take this decision from now on (ClassChoices).
     ClassChoices* choices = class_choices(key);
@@ -980,12 +1008,9 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
     for (std::size_t c = 0; c < plan.candidates.size(); ++c)
       measured += (c ? ", " : "") + trial_name(plan.candidates[c]) + " " +
                   (best[c] < 1e300 ? planner::format_seconds(best[c]) : std::string("not measured"));
-    const std::string sizes =
-        key.exact_count >= 0 ? std::to_string(key.exact_count * key.element_bytes)
-                             : fmt::format("{}..{}", planner::class_first_bytes(key.size_class),
-                                           planner::class_last_bytes(key.size_class));
     rt.log->info("auto: {} on {} ranks, root {}, {} B: measured per call {} ({} trial calls, {} rounds); chose {}",
-                 planner::to_string(key.collective), size_, key.root, sizes, measured, plan.trials.calls(),
+                 planner::to_string(key.collective), size_, key.root, class_bytes_text(key), measured,
+                 plan.trials.calls(),
                  plan.trials.rounds_done(), trial_name(plan.candidates[plan.trials.chosen()]));
   }
 }

@@ -74,6 +74,10 @@ TEST_CASE("settings: a bad value gives one clear error and a safe fallback", "[c
       {"CANOPY_PROBE_BYTES", "0", "an integer from 1 to 67108864"},
       {"CANOPY_PROBE_BYTES", "67108865", "an integer from 1 to 67108864"},
       {"CANOPY_PROBE_BYTES", "64k", "an integer from 1 to 67108864"},
+      {"CANOPY_AUTO_NATIVE_AFTER", "-1", "an integer from 0 to 1000000000"},
+      {"CANOPY_AUTO_NATIVE_AFTER", "1000000001", "an integer from 0 to 1000000000"},
+      {"CANOPY_AUTO_NATIVE_AFTER", "256k", "an integer from 0 to 1000000000"},
+      {"CANOPY_AUTO_NATIVE_AFTER", "", "an integer from 0 to 1000000000"},
       {"CANOPY_RING_AFTER", "-1", "a number of seconds from 0 to 3600, or off"},
       {"CANOPY_RING_AFTER", "3601", "a number of seconds from 0 to 3600, or off"},
       {"CANOPY_RING_AFTER", "never", "a number of seconds from 0 to 3600, or off"},
@@ -121,6 +125,15 @@ TEST_CASE("settings: CANOPY_RING_AFTER", "[config]") {
   CHECK(parse_settings({{"CANOPY_RING_AFTER", "off"}}).settings.ring_after < 0);
   // A bad value keeps the default rather than switching the rule off or on at once.
   CHECK(parse_settings({{"CANOPY_RING_AFTER", "soon"}}).settings.ring_after == 0.01);
+}
+
+TEST_CASE("settings: CANOPY_AUTO_NATIVE_AFTER", "[config]") {
+  CHECK(parse_settings({}).settings.auto_native_after == 256);
+  CHECK(parse_settings({{"CANOPY_AUTO_NATIVE_AFTER", "0"}}).settings.auto_native_after == 0);
+  CHECK(parse_settings({{"CANOPY_AUTO_NATIVE_AFTER", "1000"}}).settings.auto_native_after == 1000);
+  CHECK(parse_settings({{"CANOPY_AUTO_NATIVE_AFTER", "1000000000"}}).settings.auto_native_after == 1000000000);
+  // A bad value keeps the default.
+  CHECK(parse_settings({{"CANOPY_AUTO_NATIVE_AFTER", "later"}}).settings.auto_native_after == 256);
 }
 
 TEST_CASE("settings: CANOPY_TOPOLOGY, CANOPY_RHO and CANOPY_PROBE_BYTES", "[config]") {

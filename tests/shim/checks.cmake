@@ -344,6 +344,32 @@ foreach(np 2 3)
                       PASS_REGULAR_EXPRESSION "made [0-9]+ plans \\(at most [0-9]+ allowed\\) for 600 calls")
 endforeach()
 
+# Native MPI's trial waits for a size class's 256th call (CANOPY_AUTO_NATIVE_AFTER,
+# planner/trials.h): 2 ranks (native competes where a node runs no more ranks than
+# cores), 128 KiB reduces and broadcasts. In 200 calls the schedules are trialled and the
+# best runs, native MPI runs no call and nothing is decided; in 400 native is measured
+# against that schedule (the report counts its trial calls) and each plan decides; with
+# CANOPY_AUTO_NATIVE_AFTER=0 native is trialled beside the schedules within 200 calls.
+set(native_after_wait "then native MPI is measured against it")
+set(native_after_trial "auto is measuring native MPI")
+set(native_after_chose "; chose ")
+foreach(case "200;256;2;0;0" "400;256;2;2;2" "200;0;0;2;2")
+  list(GET case 0 iters)
+  list(GET case 1 after)
+  list(GET case 2 waits)
+  list(GET case 3 trials)
+  list(GET case 4 chose)
+  set(name "mpi preload: native's trial after ${after} calls, ${iters} calls np2")
+  add_test(NAME "${name}"
+           COMMAND bash ${shim_tests}/expect_counts.sh "${waits}=${native_after_wait}" "${trials}=${native_after_trial}"
+                   "${chose}=${native_after_chose}"
+                   -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:timing_loop> --iters=${iters}
+                   --bytes=131072)
+  set_tests_properties("${name}" PROPERTIES ENVIRONMENT
+                       "CANOPY_LOG_LEVEL=info;CANOPY_REPORT=-;CANOPY_AUTO_NATIVE_AFTER=${after}"
+                       LABELS "mpi;preload" TIMEOUT 120)
+endforeach()
+
 # A size class at several roots is priced once (shim/comm_state.h, ClassChoices): 3 ranks,
 # 64 KiB at root 0 until its trials decide, then at roots 1 and 2, which take that
 # decision without trials (2 roots x 2 collectives); then 1 MiB at rotating roots from
