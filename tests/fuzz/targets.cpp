@@ -83,6 +83,8 @@ void settings(const std::uint8_t* data, std::size_t size) {
   const config::Settings& s = r.settings;
   require(s.segment_bytes >= -1, "segment_bytes below -1", std::to_string(s.segment_bytes));
   require(s.auto_trials >= 0 && s.auto_trials <= 100, "auto_trials outside 0..100", std::to_string(s.auto_trials));
+  require(s.auto_native_after >= 0 && s.auto_native_after <= 1000000000, "auto_native_after outside 0..1e9",
+          std::to_string(s.auto_native_after));
   if (!s.model.empty() && s.model != "measure") check_round_trip(s.model);
   (void)config::fingerprint(env);
 }
