@@ -69,10 +69,11 @@ struct Candidate {
 };
 
 // What Canopy runs for one kind of call. With CANOPY_*_ALGO=auto the first calls
-// are trials (planner/trials.h): native MPI and the model's best schedules run in
-// rounds, the ranks agree on the times after each round, and native stays unless a
-// schedule is measured faster. The calls and the agreements are identical on every
-// rank.
+// are trials (planner/trials.h): the model's best schedules run in rounds, the ranks
+// agree on the times after each round, the best runs, and at the plan's
+// CANOPY_AUTO_NATIVE_AFTER-th call native MPI and that schedule run rounds of their own;
+// native stays unless a schedule is measured faster. The calls and the agreements are
+// identical on every rank.
 struct CachedPlan {
   std::vector<Candidate> candidates;
   planner::Trials trials{1, -1, planner::TrialSettings{}};  // decided at once unless replaced
