@@ -57,6 +57,14 @@ static void usage(FILE* out) {
           "  --from-first N   for each size: N back-to-back calls timed from the very first\n"
           "                   call of that size, no warm-up (what a short job sees: planning\n"
           "                   and auto's trials included); the times are the mean per call\n"
+          "  --osu            for each size: the calls OSU's osu_reduce and osu_bcast make and\n"
+          "                   how they time them (OMB's defaults): 200 untimed calls, then 1000\n"
+          "                   timed up to 8 KiB; 10 and 100 above; each call timed alone, a\n"
+          "                   barrier after it. The time is the mean per timed call averaged\n"
+          "                   over the ranks (OSU's Avg Latency); the last field the smallest\n"
+          "                   rank's mean (its Min Latency). osu_reduce times every size in one\n"
+          "                   process, and osu_bcast is a process of its own: run --collectives\n"
+          "                   reduce and --collectives bcast apart to match\n"
           "  --fresh-comm     every call on a communicator of its own: split from\n"
           "                   MPI_COMM_WORLD (same ranks, same order) right before the call\n"
           "                   and freed right after, both timed with it (a program that makes\n"
@@ -80,6 +88,7 @@ typedef struct {
   long varying;    /* > 0: calls of varying counts (--varying) */
   long from_first; /* > 0: calls per size timed from the first one (--from-first) */
   int fresh_comm;  /* every call on a new communicator (--fresh-comm) */
+  int osu;         /* OSU's calls and timing per size (--osu) */
 } Options;
 
 typedef struct {
@@ -111,6 +120,14 @@ static void polite_barrier(void) {
   MPI_Request request;
   MPI_Ibarrier(MPI_COMM_WORLD, &request);
   polite_wait(&request);
+}
+
+static double polite_sum(double value) {
+  double result = 0;
+  MPI_Request request;
+  MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
+  polite_wait(&request);
+  return result;
 }
 
 static double polite_max(double value) {
@@ -237,6 +254,32 @@ static double measure_from_first(const Options* o, Bench* b, int is_reduce, int 
   return polite_max(MPI_Wtime() - t0) / (double)calls * 1e6;
 }
 
+/* --osu: one size as OSU's osu_reduce and osu_bcast time it. OMB's defaults (osu_util.h,
+ * OMB 5-7): messages larger than 8192 bytes get 10 untimed and 100 timed calls, others
+ * 200 and 1000; each call is timed alone (MPI_Wtime around it) and followed by a barrier;
+ * the result is each rank's mean per timed call, averaged over the ranks ("Avg
+ * Latency"), and the smallest rank's mean ("Min Latency") in *fastest_us. Short jobs
+ * are what this measures: the first calls of a size, not a steady state. */
+enum { kOsuLargeMessage = 8192 };
+static double measure_osu(const Options* o, Bench* b, int is_reduce, int count, long* calls, double* fastest_us) {
+  const int large = (long)count * 8 > kOsuLargeMessage;
+  const long skip = large ? 10 : 200, iterations = large ? 100 : 1000;
+  b->calls = 0;
+  polite_barrier();
+  double sum = 0;
+  for (long i = 0; i < skip + iterations; ++i) {
+    const double t0 = MPI_Wtime();
+    call(o, b, is_reduce, count);
+    const double t = MPI_Wtime() - t0;
+    if (i >= skip) sum += t;
+    polite_barrier();
+  }
+  const double mine = sum / (double)iterations;
+  *calls = iterations;
+  *fastest_us = -polite_max(-mine) * 1e6;
+  return polite_sum(mine) / b->size * 1e6;
+}
+
 /* Rank 0 alone: the median of `reps` times of one memcpy plus one MPI_Reduce_local. */
 static double reference_us(int count) {
   enum { kReps = 21 };
@@ -271,6 +314,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
                                     {"varying", required_argument, 0, 'v'},
                                     {"from-first", required_argument, 0, 'F'},
                                     {"fresh-comm", no_argument, 0, 'C'},
+                                    {"osu", no_argument, 0, 'O'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
   *o = (Options){.reduce = 1, .bcast = 1, .warmup = 20, .min_calls = 300, .seconds = 1, .batch_ms = 5};
@@ -285,6 +329,9 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         return -1;
       case 'C':
         o->fresh_comm = 1;
+        break;
+      case 'O':
+        o->osu = 1;
         break;
       case 'c':
         o->reduce = strstr(optarg, "reduce") != NULL;
@@ -349,6 +396,10 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
     if (rank == 0) fprintf(stderr, "canopy-bench: unexpected argument '%s' (see --help)\n", argv[optind]);
     return 2;
   }
+  if (o->osu && (o->from_first > 0 || o->varying > 0)) {
+    if (rank == 0) fprintf(stderr, "canopy-bench: --osu: allowed without --from-first and --varying only\n");
+    return 2;
+  }
   return 0;
 }
 
@@ -405,7 +456,9 @@ int main(int argc, char** argv) {
       const int count = (int)(o.sizes[i] / 8);
       double median_us = 0, fastest_us = 0;
       long calls = 0;
-      if (o.from_first > 0) {
+      if (o.osu) {
+        median_us = measure_osu(&o, &b, is_reduce, count, &calls, &fastest_us);
+      } else if (o.from_first > 0) {
         median_us = fastest_us = measure_from_first(&o, &b, is_reduce, count, o.from_first);
         calls = o.from_first;
       } else {
