@@ -89,8 +89,10 @@ struct CachedPlan {
   int current() const { return trials.current(); }
   // Whether this call (the calls-th) of a decided plan is one the model learns from:
   // calls 16, 64, 256, ... (x4) up to 4096, then every 4096th. The same on every rank.
+  // A plan whose schedule runs until native MPI's trial (Trials::waiting_for_native)
+  // learns as a decided one: its calls are that schedule's.
   bool sample_due() const {
-    if (trialling() || calls < 16) return false;
+    if ((trialling() && !trials.waiting_for_native()) || calls < 16) return false;
     if (calls >= 4096) return calls % 4096 == 0;
     return (calls & (calls - 1)) == 0 && (calls & 0x5555555555555555L) != 0;
   }
