@@ -122,21 +122,16 @@ static void polite_barrier(void) {
   polite_wait(&request);
 }
 
-static double polite_sum(double value) {
+/* `value` combined over the ranks with `op`, waited for politely. */
+static double polite_allreduce(double value, MPI_Op op) {
   double result = 0;
   MPI_Request request;
-  MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
+  MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, op, MPI_COMM_WORLD, &request);
   polite_wait(&request);
   return result;
 }
 
-static double polite_max(double value) {
-  double result = 0;
-  MPI_Request request;
-  MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &request);
-  polite_wait(&request);
-  return result;
-}
+static double polite_max(double value) { return polite_allreduce(value, MPI_MAX); }
 
 static int root_of(const Options* o, const Bench* b) {
   return o->rotate_root ? (int)(b->calls % b->size) : o->root;
@@ -276,8 +271,8 @@ static double measure_osu(const Options* o, Bench* b, int is_reduce, int count, 
   }
   const double mine = sum / (double)iterations;
   *calls = iterations;
-  *fastest_us = -polite_max(-mine) * 1e6;
-  return polite_sum(mine) / b->size * 1e6;
+  *fastest_us = polite_allreduce(mine, MPI_MIN) * 1e6;
+  return polite_allreduce(mine, MPI_SUM) / b->size * 1e6;
 }
 
 /* Rank 0 alone: the median of `reps` times of one memcpy plus one MPI_Reduce_local. */
