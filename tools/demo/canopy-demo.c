@@ -19,7 +19,9 @@ static void usage(FILE* out) {
           "  --sizes B,...   message sizes in bytes (default 8,1048576)\n"
           "  --seconds S     time budget per measurement (default 0.5)\n"
           "  --warmup N      untimed calls of each collective and size first (default 15:\n"
-          "                  more than Canopy's auto needs to try its candidates)\n"
+          "                  more than Canopy's auto needs to try its schedules; native MPI's\n"
+          "                  trial comes at a size's 256th call, in one timed batch of many,\n"
+          "                  which the median leaves out)\n"
           "  --root R        root rank (default 0)\n"
           "  --help          this text\n"
           "\n"
@@ -43,7 +45,8 @@ static double time_collective(int is_reduce, double* send, double* recv, int cou
   double per_call[kMaxBatches];
   int batches = 0, go = 1, batch = 2, calls = 0;
   /* Steady state: the first calls set up connections and buffers, and with Canopy's
-   * CANOPY_*_ALGO=auto they are its trials of each candidate (native MPI included). */
+   * CANOPY_*_ALGO=auto they are its trials of its schedules (native MPI's comes at the
+   * 256th call, CANOPY_AUTO_NATIVE_AFTER: in one batch of the median's many). */
   for (int i = 0; i < warmup; ++i) {
     if (is_reduce) MPI_Reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
     else MPI_Bcast(send, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
