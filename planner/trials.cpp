@@ -44,8 +44,8 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
   const bool has_native = native >= 0 && native < candidates;
   for (int c = 0; c < candidates; ++c)
     if (c != native) live_.push_back(c);
-  native_deferred_ = has_native && settings_.native_after > 0 && !live_.empty();
-  if (has_native && !native_deferred_) live_.push_back(native);
+  if (has_native && settings_.native_after > 0 && !live_.empty()) phase_ = Phase::kSchedules;
+  else if (has_native) live_.push_back(native);
   start_rounds();
 }
 
@@ -60,7 +60,7 @@ void Trials::start_rounds() {
     if (batch_of(c) > 1) round_ = 1;
   settling_ = false;
   if (live_.size() <= 1) {
-    if (native_deferred_) {  // one schedule: nothing to measure before native's trial
+    if (phase_ == Phase::kSchedules) {  // one schedule: nothing to measure before native's trial
       decide();
       return;
     }
@@ -72,6 +72,7 @@ void Trials::start_rounds() {
 }
 
 void Trials::start_native_trial() {
+  phase_ = Phase::kWithNative;
   earlier_rounds_ = round_;
   live_ = {chosen_, native_};  // native last, as in every round
   start_rounds();
@@ -93,11 +94,9 @@ void Trials::clear_round() {
 bool Trials::record(double seconds, bool first_touch) {
   if (decided_) return false;
   ++calls_;
-  if (waiting_) {
+  if (phase_ == Phase::kWaiting) {
     ++waited_;
-    if (calls_ < settings_.native_after) return false;
-    waiting_ = false;
-    start_native_trial();
+    if (calls_ >= settings_.native_after) start_native_trial();
     return false;
   }
   if (settling_) {  // the call before the first look: not measured (trials.h)
@@ -160,12 +159,11 @@ void Trials::decide() {
   int winner = live_.front();
   for (int c : live_)
     if (best_[c] < best_[winner]) winner = c;  // ties: the earlier in trial order
-  if (native_deferred_) {
+  if (phase_ == Phase::kSchedules) {
     // The schedules' rounds are over: their best runs until native's trial.
-    native_deferred_ = false;
     chosen_ = winner;
-    waiting_ = calls_ < settings_.native_after;
-    if (!waiting_) start_native_trial();
+    phase_ = Phase::kWaiting;
+    if (calls_ >= settings_.native_after) start_native_trial();
     return;
   }
   const bool native_live = std::find(live_.begin(), live_.end(), native_) != live_.end();

@@ -113,10 +113,10 @@ class Trials {
   bool decided() const { return decided_; }
   int chosen() const { return chosen_; }
   // The candidate the next call runs.
-  int current() const { return decided_ || waiting_ ? chosen_ : live_[position_]; }
+  int current() const { return decided_ || phase_ == Phase::kWaiting ? chosen_ : live_[position_]; }
   // Whether the schedules' rounds have chosen the best of them (chosen()), which now runs
   // until native MPI's trial (TrialSettings::native_after); record() counts its calls.
-  bool waiting_for_native() const { return waiting_; }
+  bool waiting_for_native() const { return phase_ == Phase::kWaiting; }
 
   // Records this rank's duration of the call just made with current(). True when a
   // round has ended: the ranks must then agree on round_means() (each element's
@@ -164,8 +164,11 @@ class Trials {
   bool decided_ = false;
   bool settling_ = false;      // the next call runs unmeasured, before the first look
   int chosen_ = 0;
-  bool native_deferred_ = false;  // native sits out until native_after (then false)
-  bool waiting_ = false;          // chosen_ runs until native_after
+  // Where native's trial waits (TrialSettings::native_after): the schedules' rounds
+  // without native, then their choice (chosen_) alone until native_after calls, then
+  // rounds of that choice and native. Without the wait, the last phase from the start.
+  enum class Phase { kSchedules, kWaiting, kWithNative };
+  Phase phase_ = Phase::kWithNative;
   int waited_ = 0;                // calls that ran while waiting
   int earlier_rounds_ = 0;        // rounds before native's trial
 };
