@@ -355,7 +355,7 @@ TEST_CASE("bench report: interception overhead, Open MPI and the reference") {
   CHECK(summary.find("    canopy / reference: worst 10.00\xc3\x97 at 8 B\n") != std::string::npos);
   CHECK(format_header(t) ==
         "canopy-bench run runs/np2: variants native, canopy, intercept, openmpi; 2 repeats; 1 Canopy report "
-        "(times: median over repeats of each run's median per call)\n");
+        "(times: median over repeats of each run's time per call: its median, or its mean with --osu, --varying and --from-first)\n");
 
   // Without the optional variants their columns and summary lines go.
   const Table p = aggregate(without_optional_variants());

@@ -382,7 +382,7 @@ std::string format_header(const Table& table) {
   return "canopy-bench run" + (table.dir.empty() ? std::string() : " " + table.dir) + ": variants " + variants +
          "; " + (same ? std::to_string(n) + (n == 1 ? " repeat" : " repeats") : "repeats " + repeats) + "; " +
          std::to_string(table.reports) + " Canopy report" + (table.reports == 1 ? "" : "s") +
-         " (times: median over repeats of each run's median per call)\n";
+         " (times: median over repeats of each run's time per call: its median, or its mean with --osu, --varying and --from-first)\n";
 }
 
 namespace {
