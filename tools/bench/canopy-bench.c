@@ -64,7 +64,8 @@ static void usage(FILE* out) {
           "                   over the ranks (OSU's Avg Latency); the last field the smallest\n"
           "                   rank's mean (its Min Latency). osu_reduce times every size in one\n"
           "                   process, and osu_bcast is a process of its own: run --collectives\n"
-          "                   reduce and --collectives bcast apart to match\n"
+          "                   reduce and --collectives bcast apart to match. With --warmup N,\n"
+          "                   every size gets N untimed calls instead, as OSU's -x N gives\n"
           "  --fresh-comm     every call on a communicator of its own: split from\n"
           "                   MPI_COMM_WORLD (same ranks, same order) right before the call\n"
           "                   and freed right after, both timed with it (a program that makes\n"
@@ -83,6 +84,7 @@ typedef struct {
   long sizes[kMaxSizes];
   int nsizes;
   int warmup, min_calls;
+  int warmup_given; /* --warmup was on the command line (--osu then takes it, as OSU's -x) */
   double seconds, batch_ms;
   int root, rotate_root, reference;
   long varying;    /* > 0: calls of varying counts (--varying) */
@@ -251,14 +253,15 @@ static double measure_from_first(const Options* o, Bench* b, int is_reduce, int 
 
 /* --osu: one size as OSU's osu_reduce and osu_bcast time it. OMB's defaults (osu_util.h,
  * OMB 5-7): messages larger than 8192 bytes get 10 untimed and 100 timed calls, others
- * 200 and 1000; each call is timed alone (MPI_Wtime around it) and followed by a barrier;
+ * 200 and 1000 (an explicit --warmup sets the untimed calls of every size, as OMB's -x
+ * option does); each call is timed alone (MPI_Wtime around it) and followed by a barrier;
  * the result is each rank's mean per timed call, averaged over the ranks ("Avg
  * Latency"), and the smallest rank's mean ("Min Latency") in *fastest_us. Short jobs
  * are what this measures: the first calls of a size, not a steady state. */
 enum { kOsuLargeMessage = 8192 };
 static double measure_osu(const Options* o, Bench* b, int is_reduce, int count, long* calls, double* fastest_us) {
   const int large = (long)count * 8 > kOsuLargeMessage;
-  const long skip = large ? 10 : 200, iterations = large ? 100 : 1000;
+  const long skip = o->warmup_given ? o->warmup : large ? 10 : 200, iterations = large ? 100 : 1000;
   b->calls = 0;
   polite_barrier();
   double sum = 0;
@@ -362,7 +365,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
           if (rank == 0) fprintf(stderr, "canopy-bench: %s '%s': allowed: an integer in [0, 1000000]\n", name, optarg);
           return 2;
         }
-        if (c == 'w') o->warmup = (int)v;
+        if (c == 'w') o->warmup = (int)v, o->warmup_given = 1;
         else if (c == 'n') o->min_calls = (int)v;
         else if (c == 'v') o->varying = v;
         else if (c == 'F') o->from_first = v;
@@ -431,6 +434,10 @@ int main(int argc, char** argv) {
     version[strcspn(version, "\n")] = '\0';
     printf("# canopy-bench: %d ranks, root %s%s, MPI: %s\n", b.size, o.rotate_root ? "rotating" : "fixed",
            o.fresh_comm ? ", a new communicator per call" : "", version);
+    if (o.osu) {
+      if (o.warmup_given) printf("# --osu: %d untimed calls of every size (--warmup)\n", o.warmup);
+      else printf("# --osu: OMB's untimed calls, 200 up to %d bytes and 10 above\n", (int)kOsuLargeMessage);
+    }
     fflush(stdout);
   }
   long wrong = 0;
