@@ -258,10 +258,11 @@ static double measure_from_first(const Options* o, Bench* b, int is_reduce, int 
  * the result is each rank's mean per timed call, averaged over the ranks ("Avg
  * Latency"), and the smallest rank's mean ("Min Latency") in *fastest_us. Short jobs
  * are what this measures: the first calls of a size, not a steady state. */
-enum { kOsuLargeMessage = 8192 };
+enum { kOsuLargeMessage = 8192, kOsuSmallSkip = 200, kOsuLargeSkip = 10, kOsuSmallIterations = 1000, kOsuLargeIterations = 100 };
 static double measure_osu(const Options* o, Bench* b, int is_reduce, int count, long* calls, double* fastest_us) {
   const int large = (long)count * 8 > kOsuLargeMessage;
-  const long skip = o->warmup_given ? o->warmup : large ? 10 : 200, iterations = large ? 100 : 1000;
+  const long skip = o->warmup_given ? o->warmup : large ? kOsuLargeSkip : kOsuSmallSkip;
+  const long iterations = large ? kOsuLargeIterations : kOsuSmallIterations;
   b->calls = 0;
   polite_barrier();
   double sum = 0;
@@ -436,7 +437,9 @@ int main(int argc, char** argv) {
            o.fresh_comm ? ", a new communicator per call" : "", version);
     if (o.osu) {
       if (o.warmup_given) printf("# --osu: %d untimed calls of every size (--warmup)\n", o.warmup);
-      else printf("# --osu: OMB's untimed calls, 200 up to %d bytes and 10 above\n", (int)kOsuLargeMessage);
+      else
+        printf("# --osu: OMB's untimed calls, %d up to %d bytes and %d above\n", (int)kOsuSmallSkip,
+               (int)kOsuLargeMessage, (int)kOsuLargeSkip);
     }
     fflush(stdout);
   }
