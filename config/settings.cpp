@@ -193,7 +193,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_PROBE_BYTES=1048576"},
       {"CANOPY_SHM", "name", "auto", kShmAllowed,
        "Ranks that share a node may move data through a staging ring in shared memory (2 x the node's ranks "
-       "entries of 64 KiB per rank, at least 16), made on a communicator's first schedule that uses it: auto, window and posix "
+       "entries of 64 KiB per rank, at least 16; 8 of 128 KiB on a node of 2 ranks), made on a communicator's first schedule that uses it: auto, window and posix "
        "offer the shm-* algorithms where every rank of the communicator is on one node, and the node levels of "
        "hierarchical and grid-* a ring on each node where a topology names the nodes. window takes the memory "
        "from MPI-3 MPI_Win_allocate_shared, posix from POSIX shared memory (shm_open), and both warn once where "

@@ -18,8 +18,9 @@ int largest_node(const Problem& problem) {
 }
 
 Problem with_staging_ring(Problem problem) {
-  problem.staging_entries = staging_entries_for(largest_node(problem));
-  problem.staging_entry_bytes = kStagingEntryBytes;
+  const int ranks = largest_node(problem);
+  problem.staging_entries = staging_entries_for(ranks);
+  problem.staging_entry_bytes = staging_entry_bytes_for(ranks);
   return problem;
 }
 

@@ -24,7 +24,8 @@ namespace canopy::planner {
 constexpr std::int64_t kMinStagedChunkBytes = 32 * 1024;
 
 // The ring: entries of 64 KiB, two rounds of a reduce-scatter's stages per rank (2p,
-// what shm-reduce-scatter-gather needs), at least kMinStagingEntries.
+// what shm-reduce-scatter-gather needs), at least kMinStagingEntries; on two ranks, 8
+// entries of 128 KiB (the same 1 MiB per rank).
 // Decision: at least 16 (1 MiB per rank), not 8. A pipeline through the ring runs at the
 // pace of the bytes it holds in flight, not only at its copies' and reductions' pace:
 // on a 2-core AMD EPYC (Zen 4, KVM), two threads handing 48 KiB chunks over through 8
@@ -35,9 +36,30 @@ constexpr std::int64_t kMinStagedChunkBytes = 32 * 1024;
 // 1 MiB and 423-443 at 4 MiB, 16 entries 51-54 and 200-239, 32 entries 39-83 and 198-224
 // (one run 1949; not steadier: 76-86 at 1 MiB in another round); docs/performance.md,
 // section 7 (the raw lines, A).
+// Decision (2026-11-27): two ranks get the same bytes in fewer, larger entries, whose
+// chunks (up to 96 KiB) hand over half as often. A throwaway two-process pipeline here
+// (1 MiB per rank of ring, 3 interleaved rounds, median us): broadcast 1 MiB 40.5-41.0 in
+// 48 KiB chunks through 16 entries, 32.9-34.3 in 96 KiB chunks through 8, 31.6-35.2 in
+// 192 KiB chunks through 4; 4 MiB 167-170, 156-157, 131-137. Canopy on MPICH, 2 ranks,
+// shm-flat and shm-bcast forced, 3 alternating runs (canopy-bench, us per call), 8 x
+// 128 KiB against 16 x 64 KiB: reduce 1 MiB 55-56 against 62-65, 4 MiB 197-211 against
+// 237-254, 16 MiB 859-968 against 1076-1151; broadcast 1 MiB 38.5-40.6 against
+// 42.5-51.2, 4 MiB 161-162 against 178-181, 16 MiB 684-704 against 754-761; 64 and 256
+// KiB alike. Not on more ranks: 3 and more were not measured (this machine has two
+// cores; the lent 16-core one measured 16 x 64 KiB and 2p x 64 KiB), and a ring of fewer
+// entries than 2p is too small for shm-reduce-scatter-gather's two rounds.
 constexpr std::int64_t kStagingEntryBytes = 64 * 1024;
 constexpr int kMinStagingEntries = 16;
-inline int staging_entries_for(int nranks) { return std::max(nranks * 2, kMinStagingEntries); }
+constexpr std::int64_t kTwoRankStagingEntryBytes = 128 * 1024;
+constexpr int kTwoRankStagingEntries = 8;
+inline int staging_entries_for(int nranks) {
+  return nranks == 2 ? kTwoRankStagingEntries : std::max(nranks * 2, kMinStagingEntries);
+}
+inline std::int64_t staging_entry_bytes_for(int nranks) {
+  return nranks == 2 ? kTwoRankStagingEntryBytes : kStagingEntryBytes;
+}
+// The largest entry of any ring (EntryUses' default: a use of the whole entry).
+constexpr std::int64_t kLargestStagingEntryBytes = std::max(kStagingEntryBytes, kTwoRankStagingEntryBytes);
 
 // The ring grows with the ranks of a node (2p entries of 64 KiB per rank, 128 p KiB, at
 // least 1 MiB; p^2 x 128 KiB on the node), so it is offered only where a node holds at most
@@ -50,7 +72,7 @@ inline bool staging_ring_allowed(int ranks_per_node) {
   return ranks_per_node >= 2 && ranks_per_node <= kMaxStagingRanks;
 }
 inline std::int64_t staging_ring_bytes_per_rank(int ranks_per_node) {
-  return static_cast<std::int64_t>(staging_entries_for(ranks_per_node)) * kStagingEntryBytes;
+  return static_cast<std::int64_t>(staging_entries_for(ranks_per_node)) * staging_entry_bytes_for(ranks_per_node);
 }
 
 // The most ranks of `problem` that share one node: all of them without a topology (a
@@ -72,9 +94,10 @@ inline bool staging_spans_problem(const Problem& problem) {
 // checks it before it makes a ring, so that no schedule reads memory it cannot reach.
 std::string planned_nodes_share_memory(const std::vector<int>& planned, const std::vector<int>& physical);
 
-// `problem` with the ring the shim makes for it: on each node, 2p entries per rank for
-// the p ranks of its largest node (every node's ring has the same entries, so that one
-// schedule's stage numbers mean the same entries on every node).
+// `problem` with the ring the shim makes for it: on each node, the entries of a ring for
+// the p ranks of its largest node (staging_entries_for, staging_entry_bytes_for; every
+// node's ring has the same entries, so that one schedule's stage numbers mean the same
+// entries on every node).
 Problem with_staging_ring(Problem problem);
 
 // A reduction hands over three times per chunk (operand, reduced chunk, and the next
@@ -91,22 +114,22 @@ inline std::int64_t staged_chunk_bytes(const Problem& problem, std::int64_t smal
 // (shim/staging.h says why: a page's first access per process can cost microseconds).
 // use() is true while what the use covers (the entry's first `bytes`) is still warming
 // up: its first use by this rank, which pays for its pages, or its second, which may
-// wait for another rank's first. By quarters (16 KiB), because calls use entries in
-// part: 32 KiB chunks warm the first half of each entry, and 48 KiB chunks after them
-// still touch new pages.
+// wait for another rank's first. By quarters (16 KiB of a 64 KiB entry), because calls
+// use entries in part: 32 KiB chunks warm the first half of each entry, and 48 KiB
+// chunks after them still touch new pages.
 class EntryUses {
  public:
   static constexpr int kQuarters = 4;
   EntryUses() = default;
-  EntryUses(int parts, int entries)
+  EntryUses(int parts, int entries, std::int64_t entry_bytes = kStagingEntryBytes)
       : entries_(std::max(entries, 0)),
+        quarter_(std::max<std::int64_t>(entry_bytes / kQuarters, 1)),
         uses_(static_cast<std::size_t>(std::max(parts, 0)) * static_cast<std::size_t>(entries_) * kQuarters, 0) {}
-  bool use(int part, int entry, std::int64_t bytes = kStagingEntryBytes) {
+  bool use(int part, int entry, std::int64_t bytes = kLargestStagingEntryBytes) {
     if (part < 0 || entry < 0 || entry >= entries_) return false;
     const std::size_t at = (static_cast<std::size_t>(part) * static_cast<std::size_t>(entries_) + entry) * kQuarters;
     if (at >= uses_.size()) return false;
-    constexpr std::int64_t quarter = kStagingEntryBytes / kQuarters;
-    const int covered = static_cast<int>(std::clamp<std::int64_t>((bytes + quarter - 1) / quarter, 1, kQuarters));
+    const int covered = static_cast<int>(std::clamp<std::int64_t>((bytes + quarter_ - 1) / quarter_, 1, kQuarters));
     bool warming = false;
     for (int q = 0; q < covered; ++q) {
       if (uses_[at + q] >= 2) continue;
@@ -118,6 +141,7 @@ class EntryUses {
 
  private:
   int entries_ = 0;
+  std::int64_t quarter_ = 1;
   std::vector<std::uint8_t> uses_;
 };
 

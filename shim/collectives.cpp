@@ -312,11 +312,11 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   if (!candidate.native && candidate.schedule.uses_staging()) {
     // (Every plan of a communicator asks for the same entries: with_staging_ring.)
     const int entries = candidate.schedule.staging_entries;
+    const std::int64_t entry_bytes = candidate.schedule.staging_entry_bytes;
     bool fits = true;
-    for (const planner::Segment& s : *segments)
-      fits = fits && s.count * key.element_bytes <= StagingRing::kEntryBytes;
-    ring = fits ? state.staging_ring(entries) : nullptr;
-    without_ring = !ring || ring->entries() != entries;
+    for (const planner::Segment& s : *segments) fits = fits && s.count * key.element_bytes <= entry_bytes;
+    ring = fits ? state.staging_ring(entries, entry_bytes) : nullptr;
+    without_ring = !ring || ring->entries() != entries || ring->entry_bytes() != entry_bytes;
   }
   const bool trial = plan.trialling();
   CallRecord* record = rt.stats.enabled() && !candidate.native ? record_of(candidate, key, state.size(), bytes) : nullptr;

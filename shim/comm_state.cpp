@@ -322,7 +322,8 @@ bool CommState::count_cheap_call(double price) {
                  "ms as the model prices them (CANOPY_RING_AFTER={}): the staging ring is made for them, and they "
                  "are trialled against native MPI through it",
                  size_, cheap_calls_, cheap_seconds_ * 1e3, rt.settings.ring_after);
-  staging_ring(planner::staging_entries_for(topology_ ? planner::largest_node(*topology_) : size_));
+  const int node_ranks = topology_ ? planner::largest_node(*topology_) : size_;
+  staging_ring(planner::staging_entries_for(node_ranks), planner::staging_entry_bytes_for(node_ranks));
   return true;
 }
 
@@ -348,7 +349,7 @@ bool CommState::staging_offered() const {
   return planner::staging_ring_allowed(topology_ ? planner::largest_node(*topology_) : size_);
 }
 
-StagingRing* CommState::staging_ring(int entries) {
+StagingRing* CommState::staging_ring(int entries, std::int64_t entry_bytes) {
   if (staging_ || staging_failed_) return staging_.get();
   Runtime& rt = runtime();
   std::string why;
@@ -361,19 +362,19 @@ StagingRing* CommState::staging_ring(int entries) {
   const RingFaults faults{rt.settings.fault == "shm-unavailable",
                           rt.settings.fault == "shm-unavailable" || rt.settings.fault == "shm-posix-unavailable"};
   ring_world_ranks_ = world_ranks_of(private_comm_, size_);
-  staging_ = StagingRing::create(private_comm_, entries, topology_ ? topology_->node : one_node, ring_world_ranks_,
+  staging_ = StagingRing::create(private_comm_, entries, entry_bytes, topology_ ? topology_->node : one_node, ring_world_ranks_,
                                  world, memory, faults, why);
   if (staging_ && rank_ == 0) {
     if (staging_->reused())
       rt.log->debug(
           "staging ring reused for a communicator of {} ranks: {} entries of {} bytes per rank, in {:.2f} ms ({}, "
           "parked by a freed communicator over the same processes)",
-          size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3, staging_->memory());
+          size_, staging_->entries(), staging_->entry_bytes(), (PMPI_Wtime() - start) * 1e3, staging_->memory());
     else
       rt.log->debug(
           "staging ring made for a communicator of {} ranks: {} entries of {} bytes per rank, in {:.2f} ms ({}: "
           "rank 0 {:.2f} ms in making it)",
-          size_, staging_->entries(), StagingRing::kEntryBytes, (PMPI_Wtime() - start) * 1e3, staging_->memory(),
+          size_, staging_->entries(), staging_->entry_bytes(), (PMPI_Wtime() - start) * 1e3, staging_->memory(),
           staging_->allocate_seconds() * 1e3);
   }
   // Cheap calls planned before the ring existed kept native MPI without a trial; with a

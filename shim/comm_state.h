@@ -259,11 +259,11 @@ class CommState {
   void stamp_learned_predictions() const;
 
   // The staging rings of this communicator's nodes (shim/staging.h), made on the first
-  // call that needs them, with the entries its schedule names: collective on comm()
+  // call that needs them, with the entries (and their size) its schedule names: collective on comm()
   // then, so call it only where every rank runs the same staged schedule. Null, the
   // same on every rank, where they cannot be made; the reason is logged once and
   // staging_offered() is false from then on.
-  StagingRing* staging_ring(int entries);
+  StagingRing* staging_ring(int entries, std::int64_t entry_bytes);
   // Whether new plans may use staging rings: CANOPY_SHM is not off, no attempt to make
   // them failed, the nodes are known (a topology, or MPI_Init found one node) and no node
   // holds more of the ranks than a ring is offered to (planner/staged.h).

@@ -93,13 +93,13 @@ struct ParkedRing {
 ThreadLock parked_lock;
 std::deque<ParkedRing> parked;
 
-// Takes the ring parked for exactly `world_ranks` with `entries` entries out of the
-// pool (null: none). Taken, not looked at: another thread may be making a ring for
+// Takes the ring parked for exactly `world_ranks` with `entries` entries of `entry_bytes`
+// out of the pool (null: none). Taken, not looked at: another thread may be making a ring for
 // another communicator over the same processes at the same time.
-std::unique_ptr<StagingRing> take_parked(const std::vector<int>& world_ranks, int entries) {
+std::unique_ptr<StagingRing> take_parked(const std::vector<int>& world_ranks, int entries, std::int64_t entry_bytes) {
   std::lock_guard<ThreadLock> lock(parked_lock);
   for (auto it = parked.begin(); it != parked.end(); ++it)
-    if (it->world_ranks == world_ranks && it->ring->entries() == entries) {
+    if (it->world_ranks == world_ranks && it->ring->entries() == entries && it->ring->entry_bytes() == entry_bytes) {
       std::unique_ptr<StagingRing> ring = std::move(it->ring);
       parked.erase(it);
       return ring;
@@ -144,7 +144,8 @@ struct StagingRing::Layout {
   }
 };
 
-std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
+std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, std::int64_t entry_bytes,
+                                                 const std::vector<int>& node_of,
                                                  const std::vector<int>& world_ranks, const WorldNode& world,
                                                  RingMemory memory, const RingFaults& fail, std::string& why) {
   int size = 0, rank = 0;
@@ -153,7 +154,7 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
   // A ring parked for these processes, offered by what names it (its node's first
   // rank's process id and attempt, the same on every rank that has it).
   std::unique_ptr<StagingRing> offered =
-      world_ranks.empty() || memory == RingMemory::Window ? nullptr : take_parked(world_ranks, entries);
+      world_ranks.empty() || memory == RingMemory::Window ? nullptr : take_parked(world_ranks, entries, entry_bytes);
   // Every rank's node, its rank among the world's ranks there, process id and attempt,
   // and its offer, known to every rank.
   constexpr int kFields = 6;
@@ -190,7 +191,7 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
   // Up to here every rank computes the same answer from the same data: a ring declined
   // now is declined on every rank, before any memory is made.
   if (!gathered) why = "MPI_Iallgather of the ranks' nodes failed";
-  else if (entries < 1) why = "a ring of no entries";
+  else if (entries < 1 || entry_bytes < 1) why = "a ring of no entries";
   else why = planner::planned_nodes_share_memory(node_of, layout.node);
   if (!why.empty()) return nullptr;
 
@@ -224,12 +225,13 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
   if (memory == RingMemory::Window) tries = {RingMemory::Window};
   else if (memory == RingMemory::Posix) tries = {RingMemory::Posix};
   else tries = {RingMemory::Posix, RingMemory::Window};
-  const std::int64_t part = static_cast<std::int64_t>(entries) * (kFlagBytes + kEntryBytes);
+  const std::int64_t part = static_cast<std::int64_t>(entries) * (kFlagBytes + entry_bytes);
   std::string reasons;
   for (RingMemory from : tries) {
     std::unique_ptr<StagingRing> ring(new StagingRing());
     ring->rank_ = rank;
     ring->entries_ = entries;
+    ring->entry_bytes_ = entry_bytes;
     ring->base_.assign(size, nullptr);
     std::string mine;
     const double start = PMPI_Wtime();
@@ -238,7 +240,7 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, con
     ring->allocate_seconds_ = PMPI_Wtime() - start;
     if (made) {
       ring->promised_.assign(entries, 0);
-      ring->uses_ = planner::EntryUses(size, entries);
+      ring->uses_ = planner::EntryUses(size, entries, entry_bytes);
       ring->node_ranks_ = static_cast<int>(
           std::count_if(ring->base_.begin(), ring->base_.end(), [](const char* part) { return part != nullptr; }));
       ring->sequence_ = rings_made.fetch_add(1);
@@ -437,7 +439,7 @@ char* StagingRing::claim(int stage, std::int64_t bytes) {
   const std::uint64_t needed = promised_[entry];
   use(rank_, entry, bytes);
   wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; }, progress_);
-  return base_[rank_] + entries_ * kFlagBytes + entry * kEntryBytes;
+  return base_[rank_] + entries_ * kFlagBytes + entry * entry_bytes_;
 }
 
 void StagingRing::publish(int stage, int readers) {
@@ -452,7 +454,7 @@ const char* StagingRing::wait_for(int writer, int stage, std::int64_t bytes) {
   const std::uint64_t want = tag(stage);
   use(writer, entry, bytes);
   wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; }, progress_);
-  return base_[writer] + entries_ * kFlagBytes + entry * kEntryBytes;
+  return base_[writer] + entries_ * kFlagBytes + entry * entry_bytes_;
 }
 
 void StagingRing::release(int writer, int stage) {

@@ -10,7 +10,8 @@
 // POSIX shared-memory segment per rank that the node's ranks all map (shm_open in
 // /dev/shm, as both MPIs' own shared memory), which needs no blocking collective. Steps name peers by their rank in the
 // communicator; the ring translates them to their part of the node's memory.
-// Each rank owns `entries` entries of kEntryBytes plus one cache line of flags per entry:
+// Each rank owns `entries` entries of `entry_bytes` (the planner's geometry for the node's
+// ranks, planner/staged.h) plus one cache line of flags per entry:
 //   published  the tag of the stage the entry holds (written last, with release order);
 //   acks       how many reads of the entry have finished, over the ring's life.
 // A stage waits until the entry's acks reach the reads its earlier uses promised, copies
@@ -18,7 +19,7 @@
 // it lies (copies it out, or reduces it into its accumulator) and adds one to acks.
 // A tag is (call number << 24) + stage number + 1: calls on a communicator are ordered
 // alike on every rank, so a reader never mistakes a stage of an earlier call.
-// Memory per rank: entries x (kEntryBytes + 64) bytes, whatever the message.
+// Memory per rank: entries x (entry_bytes + 64) bytes, whatever the message.
 // A ring in POSIX memory outlives its communicator: when the application frees it, the
 // ring is parked (park()), and the next communicator over the same processes in the same
 // order takes it over instead of making memory again (create() agrees on it in the
@@ -60,10 +61,8 @@ struct RingFaults {
 
 class StagingRing {
  public:
-  // The entries' size is the planner's (planner/staged.h), so plans fit it.
-  static constexpr std::int64_t kEntryBytes = planner::kStagingEntryBytes;
-
-  // Collective over `comm`: every rank gets a ring of `entries` entries, or every rank
+  // Collective over `comm`: every rank gets a ring of `entries` entries of `entry_bytes`
+  // (the sizes a schedule names, planner/staged.h, so plans fit it), or every rank
   // gets null and `why` (the same answer everywhere: the ranks agree on the outcome).
   // `node_of[r]` is the node the planner puts rank r on (a topology's labels); empty:
   // one node. Declines when ranks the planner puts on one node do not share memory (by
@@ -77,7 +76,8 @@ class StagingRing {
   // `world_ranks[r]` is the MPI_COMM_WORLD rank of rank r of `comm` (empty: some are not
   // in it): a ring parked for exactly these processes is taken over where every rank
   // has the same one parked.
-  static std::unique_ptr<StagingRing> create(MPI_Comm comm, int entries, const std::vector<int>& node_of,
+  static std::unique_ptr<StagingRing> create(MPI_Comm comm, int entries, std::int64_t entry_bytes,
+                                             const std::vector<int>& node_of,
                                              const std::vector<int>& world_ranks, const WorldNode& world,
                                              RingMemory memory, const RingFaults& fail, std::string& why);
   // The application freed the communicator of `ring`, made over `world_ranks` by create():
@@ -93,7 +93,8 @@ class StagingRing {
   StagingRing& operator=(const StagingRing&) = delete;
 
   int entries() const { return entries_; }
-  std::int64_t bytes_held() const { return static_cast<std::int64_t>(entries_) * (kEntryBytes + kFlagBytes); }
+  std::int64_t entry_bytes() const { return entry_bytes_; }
+  std::int64_t bytes_held() const { return static_cast<std::int64_t>(entries_) * (entry_bytes_ + kFlagBytes); }
   // The order in which rings were made in this process: MPI_Finalize frees them in it
   // (the frees are collective, so every rank must take them in one order).
   std::uint64_t sequence() const { return sequence_; }
@@ -119,12 +120,13 @@ class StagingRing {
     next_origin_ = planner::next_staging_origin(origin_, stages, entries_, node_ranks_);
   }
   // Stage number `stage` of this rank: claim() waits for its entry and returns it, to be
-  // filled (with `bytes`, at most kEntryBytes); publish() then hands it to `readers` reads.
-  char* claim(int stage, std::int64_t bytes = kEntryBytes);
+  // filled (with `bytes`, at most entry_bytes(); -1: the whole entry); publish() then
+  // hands it to `readers` reads.
+  char* claim(int stage, std::int64_t bytes = -1);
   void publish(int stage, int readers);
   // Rank `writer`'s stage number `stage` of this call, once published (waits for it), of
   // which `bytes` will be read.
-  const char* wait_for(int writer, int stage, std::int64_t bytes = kEntryBytes);
+  const char* wait_for(int writer, int stage, std::int64_t bytes = -1);
   // The read of `writer`'s stage is over: its entry may be reused.
   void release(int writer, int stage);
   // Whether this call used a part of an entry (of this rank's part of the ring or
@@ -176,6 +178,7 @@ class StagingRing {
   bool reused_ = false;
   int rank_ = 0;
   int entries_ = 0;
+  std::int64_t entry_bytes_ = 0;
   std::vector<char*> base_;              // each rank's part of its node's memory (null: another node)
   std::vector<std::uint64_t> promised_;  // reads promised so far per own entry
   std::vector<char> scratch_;
@@ -187,7 +190,7 @@ class StagingRing {
   planner::EntryUses uses_;
   bool first_touch_ = false;
   void use(int rank, int entry, std::int64_t bytes) {
-    if (uses_.use(rank, entry, bytes)) first_touch_ = true;
+    if (uses_.use(rank, entry, bytes < 0 ? entry_bytes_ : bytes)) first_touch_ = true;
   }
   int node_ranks_ = 0;  // the ranks that share this ring (those with a part in base_)
   std::uint64_t sequence_ = 0;

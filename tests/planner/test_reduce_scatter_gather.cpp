@@ -375,6 +375,36 @@ TEST_CASE("The staging ring is offered to 2..32 ranks: at most 4 MiB per rank", 
   CHECK(validate(plan_with("shm-reduce-scatter-gather", problem)).ok);
 }
 
+TEST_CASE("The ring of a 2-rank node holds its 1 MiB in 8 entries of 128 KiB, larger chunks; other nodes in 64 KiB "
+          "entries, at least 2p",
+          "[reduce-scatter-gather]") {
+  CHECK(staging_entries_for(2) == 8);
+  CHECK(staging_entry_bytes_for(2) == 128 * 1024);
+  for (int p = 3; p <= kMaxStagingRanks; ++p) {
+    CAPTURE(p);
+    CHECK(staging_entry_bytes_for(p) == 64 * 1024);
+    CHECK(staging_entries_for(p) == std::max(2 * p, 16));
+    CHECK(staging_ring_bytes_per_rank(p) >= staging_ring_bytes_per_rank(2));
+  }
+  // A 1 MiB reduce and broadcast on 2 ranks: chunks of 3/4 of an entry (96 KiB), half as
+  // many hand-overs as in 48 KiB ones; every schedule validates against that ring.
+  const Problem reduce =
+      with_staging_ring(make_problem(Collective::Reduce, 2, 0, 1 << 17, 8, true, 0, default_model()));
+  CHECK(reduce.staging_entries == 8);
+  CHECK(reduce.staging_entry_bytes == 128 * 1024);
+  for (const char* name : {"shm-flat", "shm-reduce-scatter-gather"}) {
+    CAPTURE(name);
+    const Schedule s = plan_with(name, reduce);
+    CHECK(validate(s).ok);
+    CHECK(s.staging_entry_bytes == 128 * 1024);
+  }
+  CHECK(plan_with("shm-flat", reduce).segments.size() == 11);  // ceil(1 MiB / 96 KiB)
+  const Problem bcast = with_staging_ring(make_problem(Collective::Bcast, 2, 0, 1 << 20, 1, true, 0, default_model()));
+  const Schedule b = plan_with("shm-bcast", bcast);
+  CHECK(validate(b).ok);
+  CHECK(b.segments.size() == 11);
+}
+
 TEST_CASE("A ring is made only where the ranks the topology puts on one node share memory",
           "[reduce-scatter-gather]") {
   // No topology: every rank must be on one node.

@@ -127,4 +127,14 @@ TEST_CASE("Staged: an entry warms up over its first two uses by a rank, in each 
   CHECK(quarters.use(0, 0, kStagingEntryBytes));
   CHECK(quarters.use(0, 0));  // (the whole entry by default)
   CHECK_FALSE(quarters.use(0, 0));
+  // A 2-rank ring's entries of 128 KiB: quarters of 32 KiB, so a 32 KiB chunk warms one
+  // quarter and a 96 KiB chunk after it the next two.
+  EntryUses wide(1, 1, kTwoRankStagingEntryBytes);
+  CHECK(wide.use(0, 0, 32 * 1024));
+  CHECK(wide.use(0, 0, 32 * 1024));
+  CHECK_FALSE(wide.use(0, 0, 32 * 1024));
+  CHECK(wide.use(0, 0, 96 * 1024));
+  CHECK(wide.use(0, 0, 96 * 1024));
+  CHECK_FALSE(wide.use(0, 0, 96 * 1024));
+  CHECK(wide.use(0, 0));  // the last quarter, by default the whole entry
 }

@@ -191,7 +191,8 @@ TEST_CASE("Trials: one candidate needs no trial; batches follow the predicted ti
   CHECK(trial_batch(1e-6, 4) == 16);
   CHECK(trial_batch(5e-3, 32) == 1);
   CHECK(trial_batch(0, 32) == 128);
-  // Where a call makes several stages (2 ranks, 16 entries): 64 KiB broadcasts in 2
+  // Where a call makes several stages (a ring of 16 entries, as 3 to 8 ranks have; 2 ranks
+  // had it before their ring of 8 larger entries): 64 KiB broadcasts in 2
   // stages 32 calls, 256 KiB in 8 stages 8, in 6 stages 12; a 1 MiB one of 22 stages
   // (40 us) 4; one stage a call (8 B to 48 KiB) 64.
   CHECK(trial_batch(2e-6, 16, 2) == 32);

@@ -502,12 +502,12 @@ foreach(prog reduce_matrix bcast_matrix)
 endforeach()
 
 # Several nodes named by a topology file: hierarchical's node levels stage through a
-# ring on each node (16 entries per rank, the least: the largest node holds 2 ranks), and results
-# stay right (the programs check them).
+# ring on each node (the largest node holds 2 ranks: 8 entries of 128 KiB per rank, the
+# ring of a 2-rank node, planner/staged.h), and results stay right (the programs check them).
 foreach(case "bcast_matrix;CANOPY_BCAST_ALGO=hierarchical" "reduce_matrix;CANOPY_REDUCE_ALGO=hierarchical")
   list(POP_FRONT case prog algo)
   add_test(NAME "mpi preload: topology file, hierarchical stages inside each node: ${prog} np5"
-           COMMAND ${expect} 1 1 "staging ring made for a communicator of 5 ranks: 16 entries" --
+           COMMAND ${expect} 1 1 "staging ring made for a communicator of 5 ranks: 8 entries of 131072 bytes" --
                    ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 5 $<TARGET_FILE:${prog}>)
   set_tests_properties("mpi preload: topology file, hierarchical stages inside each node: ${prog} np5" PROPERTIES
                        ENVIRONMENT "CANOPY_LOG_LEVEL=debug;CANOPY_TOPOLOGY=${sites5};${algo};CANOPYTEST_EXPECT_INTERCEPT=1"

@@ -369,7 +369,8 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   app.add_flag("--non-commutative", o.non_commutative, "the reduction must combine operands in rank order");
   app.add_flag("--shm", o.shm,
-               "each node with Canopy's staging ring (2 x its ranks entries of 64 KiB, at least 16): the shm-* algorithms "
+               "each node with Canopy's staging ring (2 x its ranks entries of 64 KiB, at least 16; 8 of 128 KiB for 2 "
+               "ranks): the shm-* algorithms "
                "compete on one node, and plan the node levels of hierarchical and grid-* with --topology");
   app.add_flag("--json", o.json, "print JSON instead of text");
   app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
