@@ -62,7 +62,10 @@ constexpr std::int64_t kCombineBlockBytes = 16 * 1024;
 // back, 2 ranks; us per call, streamed against copy and combine): 2 MiB 107-117 against
 // 122-135, 4 MiB 225-243 against 254-272, 8 MiB 473-492 against 533-601, 16 MiB
 // 1046-1063 against 1294-1650. At 256 KiB to 1 MiB streaming lost to the cached one
-// pass (1 MiB 54-57 against 47-48): there the output fits the caches. Elsewhere than
+// pass (1 MiB 54-57 against 47-48): there the output fits the caches. (Those streamed
+// runs fenced every 16 KiB; streaming whole segments measured 3-8% faster than the
+// cached pass at 256 KiB to 1 MiB, 2026-11-27. Not taken: the output would leave the
+// caches where the user may read it next, which canopy-bench does not.) Elsewhere than
 // the root the output is a ring entry or a buffer that is sent or staged next, which
 // should stay in the caches.
 constexpr std::int64_t kOnePassMaxBytes = std::int64_t{1} << 20;
