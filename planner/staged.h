@@ -58,8 +58,6 @@ inline int staging_entries_for(int nranks) {
 inline std::int64_t staging_entry_bytes_for(int nranks) {
   return nranks == 2 ? kTwoRankStagingEntryBytes : kStagingEntryBytes;
 }
-// The largest entry of any ring (EntryUses' default: a use of the whole entry).
-constexpr std::int64_t kLargestStagingEntryBytes = std::max(kStagingEntryBytes, kTwoRankStagingEntryBytes);
 
 // The ring grows with the ranks of a node (2p entries of 64 KiB per rank, 128 p KiB, at
 // least 1 MiB; p^2 x 128 KiB on the node), so it is offered only where a node holds at most
@@ -114,9 +112,9 @@ inline std::int64_t staged_chunk_bytes(const Problem& problem, std::int64_t smal
 // (shim/staging.h says why: a page's first access per process can cost microseconds).
 // use() is true while what the use covers (the entry's first `bytes`) is still warming
 // up: its first use by this rank, which pays for its pages, or its second, which may
-// wait for another rank's first. By quarters (16 KiB of a 64 KiB entry), because calls
-// use entries in part: 32 KiB chunks warm the first half of each entry, and 48 KiB
-// chunks after them still touch new pages.
+// wait for another rank's first (`bytes` < 0: the whole entry). By quarters (16 KiB of a
+// 64 KiB entry), because calls use entries in part: 32 KiB chunks warm the first half of
+// each entry, and 48 KiB chunks after them still touch new pages.
 class EntryUses {
  public:
   static constexpr int kQuarters = 4;
@@ -125,11 +123,12 @@ class EntryUses {
       : entries_(std::max(entries, 0)),
         quarter_(std::max<std::int64_t>(entry_bytes / kQuarters, 1)),
         uses_(static_cast<std::size_t>(std::max(parts, 0)) * static_cast<std::size_t>(entries_) * kQuarters, 0) {}
-  bool use(int part, int entry, std::int64_t bytes = kLargestStagingEntryBytes) {
+  bool use(int part, int entry, std::int64_t bytes = -1) {
     if (part < 0 || entry < 0 || entry >= entries_) return false;
     const std::size_t at = (static_cast<std::size_t>(part) * static_cast<std::size_t>(entries_) + entry) * kQuarters;
     if (at >= uses_.size()) return false;
-    const int covered = static_cast<int>(std::clamp<std::int64_t>((bytes + quarter_ - 1) / quarter_, 1, kQuarters));
+    const int covered =
+        bytes < 0 ? kQuarters : static_cast<int>(std::clamp<std::int64_t>((bytes + quarter_ - 1) / quarter_, 1, kQuarters));
     bool warming = false;
     for (int q = 0; q < covered; ++q) {
       if (uses_[at + q] >= 2) continue;

@@ -322,8 +322,7 @@ bool CommState::count_cheap_call(double price) {
                  "ms as the model prices them (CANOPY_RING_AFTER={}): the staging ring is made for them, and they "
                  "are trialled against native MPI through it",
                  size_, cheap_calls_, cheap_seconds_ * 1e3, rt.settings.ring_after);
-  const int node_ranks = topology_ ? planner::largest_node(*topology_) : size_;
-  staging_ring(planner::staging_entries_for(node_ranks), planner::staging_entry_bytes_for(node_ranks));
+  staging_ring(planner::staging_entries_for(ranks_per_node()), planner::staging_entry_bytes_for(ranks_per_node()));
   return true;
 }
 
@@ -346,7 +345,7 @@ bool CommState::staging_offered() const {
   // schedules, where no node holds more ranks than a ring is offered to.
   if (rt.settings.shm == "off" || staging_failed_) return false;
   if (!rt.topology && rt.nodes != 1) return false;
-  return planner::staging_ring_allowed(topology_ ? planner::largest_node(*topology_) : size_);
+  return planner::staging_ring_allowed(ranks_per_node());
 }
 
 StagingRing* CommState::staging_ring(int entries, std::int64_t entry_bytes) {

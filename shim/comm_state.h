@@ -21,6 +21,7 @@
 #include "planner/schedule.h"
 #include "planner/learn.h"
 #include "planner/size_class.h"
+#include "planner/staged.h"
 #include "planner/trials.h"
 #include "planner/topology.h"
 #include "shim/call_stats.h"
@@ -313,6 +314,8 @@ class CommState {
   int size_;
   bool concurrent_;  // Runtime::concurrent_calls(), fixed at MPI_Init
   std::shared_ptr<const planner::Topology> topology_;  // fixed when the state is made
+  // The most of its ranks one node holds (the ring's size follows it, planner/staged.h).
+  int ranks_per_node() const { return topology_ ? planner::largest_node(*topology_) : size_; }
   // CANOPY_LEARN: the model refitted to this communicator's agreed measurements (the
   // same on every rank: every rank feeds it the same agreed times in the same order).
   static constexpr std::size_t kLearnSamples = 64;

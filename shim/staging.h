@@ -190,7 +190,7 @@ class StagingRing {
   planner::EntryUses uses_;
   bool first_touch_ = false;
   void use(int rank, int entry, std::int64_t bytes) {
-    if (uses_.use(rank, entry, bytes < 0 ? entry_bytes_ : bytes)) first_touch_ = true;
+    if (uses_.use(rank, entry, bytes)) first_touch_ = true;
   }
   int node_ranks_ = 0;  // the ranks that share this ring (those with a part in base_)
   std::uint64_t sequence_ = 0;
