@@ -3,7 +3,7 @@
  * the same binary natively and with libcanopy.so preloaded, interleaved, and compares.
  *
  * For each collective and size: untimed warm-up calls (connections, buffers, and the
- * trials of Canopy's `auto`; at most --seconds of them), then batches of back-to-back calls separated by
+ * trials of Canopy's `auto`; at most --seconds of them, run as the timed ones), then batches of back-to-back calls separated by
  * barriers. A batch's time per call is the slowest rank's batch time divided by its
  * calls (a collective is over when its last rank is); the result is the median over
  * the batches. Batches are sized from the warm-up so that each lasts about
@@ -40,7 +40,8 @@ static void usage(FILE* out) {
           "  --sizes B,...    message sizes in bytes, multiples of 8 (default 8 and the powers\n"
           "                   of 4 from 16 B to 16 MiB)\n"
           "  --warmup N       untimed calls per collective, size and root first, for at most\n"
-          "                   --seconds (default 20)\n"
+          "                   --seconds (default 20); back to back in groups of up to 64\n"
+          "                   (one at a time with --batch-ms 0), as the timed calls run\n"
           "  --min-calls N    timed calls per size (default 300) ...\n"
           "  --seconds S      ... unless the timed calls reach S seconds first (default 1)\n"
           "  --batch-ms M     length of a batch of back-to-back calls (default 5; 0: one call\n"
@@ -184,14 +185,31 @@ static void measure(const Options* o, Bench* b, int is_reduce, int count, double
   {
     /* At least one call (the estimate); at most --seconds of them, so that a native
      * collective taking a second per call does not spend a minute warming up. Every
-     * rank stops after the same call: the decision uses the slowest rank's time. */
-    int n = 0;
+     * rank stops after the same call: the decision uses the slowest rank's time.
+     * The calls go in groups as the timed ones do: back to back, in groups that double
+     * from 1 to kMaxWarmupGroup with the time checked after each; one at a time,
+     * synchronised, with --batch-ms 0. Decision: the warm-up holds Canopy's trials, and
+     * a trial of synchronised calls measures another pattern than the back-to-back
+     * batches timed after it. With a check after every warm-up call, a 2-rank 64 KiB
+     * reduce through the ring measured 8.3 us a call in its trials (the root waits for
+     * the other rank's half) and 4.4 back to back, and Canopy built on Open MPI kept
+     * Open MPI's own reduce (5.7) in a table of back-to-back calls (docs/performance.md,
+     * section 7, "A second machine"). */
+    enum { kMaxWarmupGroup = 64 };
+    int n = 0, group = 1;
     double spent = 0;
     do {
+      if (group > warmup - n) group = warmup - n;
+      if (n > 0 && spent > 0) { /* a group fits in what is left of --seconds */
+        const double fit = (o->seconds - spent) / (spent / n);
+        if (group > fit) group = (int)fit;
+      }
+      if (group < 1) group = 1;
       const double t0 = MPI_Wtime();
-      call(o, b, is_reduce, count);
+      for (int i = 0; i < group; ++i) call(o, b, is_reduce, count);
       spent += polite_max(MPI_Wtime() - t0);
-      ++n;
+      n += group;
+      if (o->batch_ms > 0 && group < kMaxWarmupGroup) group *= 2;
     } while (n < warmup && spent < o->seconds);
     estimate = spent / n;
   }
