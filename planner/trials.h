@@ -21,7 +21,8 @@
 //    connects to new peers and touches new memory: milliseconds against
 //    microseconds), go straight to measured rounds. A measured round is a batch of
 //    `batch` consecutive calls per candidate, whose first call (the switch from
-//    another candidate) is not measured. After each round the ranks agree on every
+//    another candidate) is not measured; native MPI's first such batch runs one call
+//    more and leaves out its first two (below). After each round the ranks agree on every
 //    candidate's mean time per call (the slowest rank's) and end_round() prunes: after
 //    the first look, what is `first_look` times slower than the best goes; after a
 //    measured round, what is `drop` times slower. A candidate `clear` times faster
@@ -30,6 +31,16 @@
 //    planner::EntryUses: record()'s `first_touch`) is not measured either, unless nothing
 //    else of its candidate's round was: the first passes through a new ring pay for its
 //    pages once, whichever candidate makes them, and must not make the ring look slow.
+//  * Native MPI's second call of a size is still cold (both MPIs here set up their own
+//    transfer of a size on its first calls), so its first measured batch leaves out
+//    its first two calls. Decision, from each call's time of a size's first 12 (a
+//    barrier between calls, 2 ranks, the 2-core Intel Xeon VM, us): Open MPI's bcast of
+//    1 MiB 410, 69, 38, 35, ...; of 4 MiB 1650, 431, 206, 208, ...; MPICH's bcast of 1
+//    MiB 498, 75, 37, 37, ...; Open MPI's reduce of 1 MiB 673, 69, 58, 59, .... Native's
+//    trial at the 256th call (native_after) measured its second call alone (batches of
+//    2 at 1 MiB), at twice its steady time, and lost to a broadcast through the ring
+//    that is 6% slower than it (docs/performance.md, section 7, "A second machine").
+//    It costs one more native call, once per size class.
 //  * After the last round, or when one candidate is left, the fastest by its best
 //    round wins; a schedule must beat native by `native_margin` or native stays.
 //  * With `native_after` N > 0, native MPI sits out the rounds above: the schedules
@@ -41,9 +52,9 @@
 //    the trials paid them wherever that schedule then won. A job of up to N calls of a
 //    size never pays them; a longer one pays them as before, later; where native would
 //    have won, the schedule runs at most N calls in its place.
-// The calls a trial spends are bounded: candidates x rounds x batch (plus, for long
-// calls, the uncounted call and the first look, after which a far worse candidate is
-// gone).
+// The calls a trial spends are bounded: candidates x rounds x batch (plus native MPI's
+// one more call, and, for long calls, the uncounted call and the first look, after
+// which a far worse candidate is gone).
 #pragma once
 
 #include <limits>
@@ -170,6 +181,7 @@ class Trials {
   enum class Phase { kSchedules, kWaiting, kWithNative };
   Phase phase_ = Phase::kWithNative;
   int waited_ = 0;                // calls that ran while waiting
+  int native_calls_ = 0;          // calls native MPI ran in these trials
   int earlier_rounds_ = 0;        // rounds before native's trial
 };
 
