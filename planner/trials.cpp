@@ -74,6 +74,10 @@ void Trials::start_rounds() {
 void Trials::start_native_trial() {
   phase_ = Phase::kWithNative;
   earlier_rounds_ = round_;
+  // The schedule and native MPI are compared on the rounds they share only: the
+  // schedule's best of its earlier rounds is the best of more samples, and of another
+  // period of the job (trials.h).
+  best_[chosen_] = kInfinity;
   live_ = {chosen_, native_};  // native last, as in every round
   start_rounds();
 }
