@@ -166,6 +166,13 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_REPORT=canopy-report.txt"},
       {"CANOPY_REPORT_FORMAT", "name", "text", "text, json", "Format of the CANOPY_REPORT file",
        "CANOPY_REPORT_FORMAT=json"},
+      {"CANOPY_SAVE_RULES", "path", "none", "a writable file path; none: not saved",
+       "At MPI_Finalize world rank 0 writes what auto's trials decided in this job as a CANOPY_CONFIG settings "
+       "file: a rule per collective, communicator size and run of size classes (sizes whose trials did not "
+       "decide, such as those whose native MPI trial never came, only as comments), then the rules of "
+       "CANOPY_CONFIG in force. A later job with CANOPY_CONFIG set to that file runs each decided size's "
+       "choice from its first call, without trials",
+       "CANOPY_SAVE_RULES=$HOME/canopy-rules.json"},
       {"CANOPY_FAULT", "name", "none", join({std::begin(kFaults), std::end(kFaults)}),
        "Testing only: planner-error makes the planner fail and invalid-schedule corrupts every schedule so "
        "the validator rejects it; either way native MPI runs, with the reason counted and logged. "
@@ -271,6 +278,7 @@ ParseResult parse_settings(const Environment& env) {
     if (*v == "text" || *v == "json") s.report_format = *v;
     else bad("CANOPY_REPORT_FORMAT", *v, "text, json", "using text");
   }
+  if (const auto* v = find("CANOPY_SAVE_RULES")) s.save_rules = *v == "none" ? "" : *v;
   struct Algo {
     const char* name;
     planner::Collective collective;

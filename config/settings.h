@@ -40,6 +40,7 @@ struct Settings {
   bool timing = false;                 // CANOPY_TIMING: time every call, log min/mean/max per schedule
   std::string report;                  // CANOPY_REPORT: path of the end-of-run report ("-": stderr; empty: none)
   std::string report_format = "text";  // CANOPY_REPORT_FORMAT: text or json
+  std::string save_rules;              // CANOPY_SAVE_RULES: where auto's decisions are written (empty: nowhere)
 
   // The algorithm and segment size for a call: for each of the two, the first rule
   // matching (collective, bytes, ranks) that sets it, else the global setting.

@@ -20,6 +20,7 @@
 #include "planner/validate.h"
 #include "shim/executor.h"
 #include "shim/runtime.h"
+#include "shim/save_rules.h"
 
 namespace canopy::shim {
 
@@ -439,6 +440,32 @@ void log_native_wait(const CachedPlan& plan, const PlanKey& key, int size) {
                "measured against it (CANOPY_AUTO_NATIVE_AFTER)",
                planner::to_string(key.collective), size, key.root, class_bytes_text(key), which,
                rt.settings.auto_native_after);
+}
+
+// What `plan`'s trials decided (or, waiting for native MPI's trial, what they measured),
+// for CANOPY_SAVE_RULES.
+config::Decision decision_of(const CachedPlan& plan, const PlanKey& key, int size) {
+  config::Decision d;
+  d.collective = key.collective;
+  d.comm_size = size;
+  d.root = key.root;
+  d.first_bytes = key.exact_count >= 0 ? key.exact_count * key.element_bytes : planner::class_first_bytes(key.size_class);
+  d.last_bytes = key.exact_count >= 0 ? key.exact_count * key.element_bytes : planner::class_last_bytes(key.size_class);
+  d.decided = plan.trials.decided();
+  const Candidate& chosen = plan.candidates[plan.trials.chosen()];
+  d.algorithm = chosen.native ? "native" : chosen.name();
+  const std::vector<double>& best = plan.trials.best();
+  for (std::size_t c = 0; c < plan.candidates.size(); ++c)
+    if (best[c] < 1e300)
+      d.measured += (d.measured.empty() ? "" : ", ") + trial_name(plan.candidates[c]) + " " + planner::format_seconds(best[c]);
+  if (d.decided)
+    d.measured = "measured per call " + d.measured + "; chose " + trial_name(chosen);
+  else
+    d.measured = trial_name(chosen) + " measured fastest of the schedules (" +
+                 (d.measured.empty() ? std::string("the only one") : d.measured) +
+                 "); native MPI's trial, at the size's call " + std::to_string(runtime().settings.auto_native_after) +
+                 " (CANOPY_AUTO_NATIVE_AFTER), did not come";
+  return d;
 }
 
 // auto's trials add a coarser segmentation of the best schedule from this many segments.
@@ -985,6 +1012,8 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
   for (std::size_t i = 0; i < live.size(); ++i) learn(plan.candidates[live[i]], agreed[i]);
   plan.trials.end_round(agreed);
   if (rank_ == 0) log_native_wait(plan, key, size_);
+  if (rank_ == 0 && !rt.settings.save_rules.empty() && (plan.trials.decided() || plan.trials.waiting_for_native()))
+    note_decision(decision_of(plan, key, size_));
   if (plan.trials.decided() && !topology_) {
     // The size class's other roots take this decision from now on (ClassChoices).
     ClassChoices* choices = class_choices(key);

@@ -13,6 +13,7 @@
 #include "shim/canopy.h"
 #include "shim/comm_state.h"
 #include "shim/fallback.h"
+#include "shim/gather_text.h"
 #include "shim/runtime.h"
 
 namespace canopy::shim {
@@ -314,27 +315,15 @@ std::string report_text(const json& report) {
 std::string write_report(const std::string& path, const std::string& format, const JobFacts& job) {
   Runtime& rt = runtime();
   MPI_Comm comm = rt.report_comm;
-  int rank = 0, size = 1;
+  int rank = 0;
   PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
   const std::string mine = json{{"calls", rt.stats.to_json()}, {"plan_cache", plan_cache_json()}}.dump();
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(rank == 0 ? size : 0), offsets(rank == 0 ? size : 0);
-  PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
-  std::vector<char> all;
-  if (rank == 0) {
-    long total = 0;
-    for (int r = 0; r < size; ++r) {
-      offsets[r] = static_cast<int>(total);
-      total += lengths[r];
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  PMPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm);
+  const std::vector<std::string> all = gather_text(comm, mine);
   if (rank != 0) return "";
+  if (all.empty()) return "CANOPY_REPORT: gathering the ranks' counts failed; no report";
   std::vector<json> per_rank, caches;
-  for (int r = 0; r < size; ++r) {
-    json both = json::parse(all.begin() + offsets[r], all.begin() + offsets[r] + lengths[r]);
+  for (const std::string& text : all) {
+    json both = json::parse(text);
     per_rank.push_back(std::move(both["calls"]));
     caches.push_back(std::move(both["plan_cache"]));
   }

@@ -18,6 +18,7 @@
 #include "shim/model_probe.h"
 #include "shim/native_reduce.h"
 #include "shim/report.h"
+#include "shim/save_rules.h"
 #include "shim/topology_probe.h"
 
 namespace canopy::shim {
@@ -191,14 +192,18 @@ void initialize(int thread_level) {
     return;
   }
   if (rt.settings.timing || !rt.settings.report.empty()) rt.stats.enable();
-  if (!rt.settings.report.empty() && PMPI_Comm_dup(MPI_COMM_WORLD, &rt.report_comm) != MPI_SUCCESS) {
-    if (lead) rt.log->error("CANOPY_REPORT: cannot duplicate MPI_COMM_WORLD; no report");
+  // The report and the saved rules are gathered at MPI_Finalize on a communicator of their own.
+  if ((!rt.settings.report.empty() || !rt.settings.save_rules.empty()) &&
+      PMPI_Comm_dup(MPI_COMM_WORLD, &rt.report_comm) != MPI_SUCCESS) {
+    if (lead) rt.log->error("CANOPY_REPORT, CANOPY_SAVE_RULES: cannot duplicate MPI_COMM_WORLD; no report, no rules saved");
     rt.report_comm = MPI_COMM_NULL;
   }
   // Last: a CANOPY_TOPOLOGY file that cannot be used has made both collectives native.
   rt.native_only = {rt.settings.always_native(planner::Collective::Reduce),
                     rt.settings.always_native(planner::Collective::Bcast)};
-  rt.exact_plans = rt.settings.segment_bytes >= 0 || !rt.settings.rules.empty();
+  // A forced segment size, or rules that split a size class, apply per exact count; rules
+  // of whole classes (those CANOPY_SAVE_RULES writes) keep the plans per class.
+  rt.exact_plans = rt.settings.segment_bytes >= 0 || !config::rules_keep_size_classes(rt.settings.rules);
   rt.active = true;
   rt.startup_seconds = PMPI_Wtime() - started;
   if (lead)
@@ -215,7 +220,7 @@ void finalize() {
     for (const CallRecord* r : rt.stats.records())
       if (!r->kind().schedule_id.empty()) rt.schedule_log.record_timing(*r);
   if (rt.active) CommState::stamp_all();
-  if (rt.report_comm != MPI_COMM_NULL) {
+  if (rt.report_comm != MPI_COMM_NULL && !rt.settings.report.empty()) {
     JobFacts job;
     PMPI_Comm_size(MPI_COMM_WORLD, &job.ranks);
     job.nodes = rt.nodes;
@@ -235,8 +240,17 @@ void finalize() {
     job.settings.assign(rt.effective_settings.begin(), rt.effective_settings.end());
     const std::string error = write_report(rt.settings.report, rt.settings.report_format, job);
     if (!error.empty()) rt.log->error("{}", error);
-    PMPI_Comm_free(&rt.report_comm);
   }
+  if (rt.report_comm != MPI_COMM_NULL && !rt.settings.save_rules.empty()) {
+    int rules = 0;
+    const std::string error = save_rules(rt.settings.save_rules, rt.report_comm, &rules);
+    if (!error.empty()) rt.log->error("{}", error);
+    else if (int rank = 0; PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0)
+      rt.log->info("CANOPY_SAVE_RULES: {} rule(s) of auto's decisions written to {}; run the next job with "
+                   "CANOPY_CONFIG={}",
+                   rules, rt.settings.save_rules, rt.settings.save_rules);
+  }
+  if (rt.report_comm != MPI_COMM_NULL) PMPI_Comm_free(&rt.report_comm);
   if (rt.active) {
     CommState::release_all();
     PMPI_Comm_free_keyval(&rt.keyval);

@@ -573,3 +573,35 @@ if(CANOPY_MPI STREQUAL "mpich")
                          LABELS "mpi;preload" TIMEOUT 120)
   endforeach()
 endif()
+
+# CANOPY_SAVE_RULES: timing_loop on 2 ranks decides its 128 KiB reduce and broadcast in
+# trials (native MPI's trial at once) and saves the decisions; a second run with the file
+# as CANOPY_CONFIG runs both from the first call by the saved rules, without trials (its
+# report shows one algorithm per collective, the rule's); results checked both times. A
+# file that cannot be written: one error line, and the job still ends well.
+add_executable(check_saved_rules ${shim_tests}/check_saved_rules.cpp)
+target_link_libraries(check_saved_rules PRIVATE canopy_config nlohmann_json::nlohmann_json)
+set(dir ${CMAKE_CURRENT_BINARY_DIR}/saved-rules)
+set(prefix "mpi preload: saved rules")
+add_test(NAME "${prefix} clean" COMMAND ${CMAKE_COMMAND} -E rm -rf ${dir})
+add_test(NAME "${prefix} mkdir" COMMAND ${CMAKE_COMMAND} -E make_directory ${dir})
+canopy_add_mpi_test(NAME "${prefix} save" TARGET timing_loop NP 2 PRELOAD ARGS --iters=200 --bytes=131072
+                    ENV CANOPY_SAVE_RULES=${dir}/rules.json CANOPY_AUTO_NATIVE_AFTER=0 CANOPYTEST_EXPECT_INTERCEPT=0)
+add_test(NAME "${prefix} reuse"
+         COMMAND ${expect} 0 0 "trial round|measured per call" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:timing_loop> --iters=20 --bytes=131072)
+set_tests_properties("${prefix} reuse" PROPERTIES ENVIRONMENT
+                     "CANOPY_CONFIG=${dir}/rules.json;CANOPY_REPORT=${dir}/report.json;CANOPY_REPORT_FORMAT=json;CANOPY_LOG_LEVEL=debug;CANOPY_AUTO_NATIVE_BELOW=0"
+                     LABELS "mpi;preload" TIMEOUT 120)
+add_test(NAME "${prefix} check" COMMAND check_saved_rules ${dir}/rules.json ${dir}/report.json 131072 2)
+set_tests_properties("${prefix} clean" PROPERTIES FIXTURES_SETUP savedrulesclean LABELS mpi)
+set_tests_properties("${prefix} mkdir" PROPERTIES FIXTURES_SETUP savedrulesdir FIXTURES_REQUIRED savedrulesclean LABELS mpi)
+set_tests_properties("${prefix} save" PROPERTIES FIXTURES_SETUP savedrulessave FIXTURES_REQUIRED savedrulesdir)
+set_tests_properties("${prefix} reuse" PROPERTIES FIXTURES_SETUP savedrulesreuse FIXTURES_REQUIRED savedrulessave)
+set_tests_properties("${prefix} check" PROPERTIES FIXTURES_REQUIRED savedrulesreuse LABELS mpi)
+add_test(NAME "${prefix}: a file that cannot be written"
+         COMMAND ${expect} 1 1 "CANOPY_SAVE_RULES='/nonexistent/canopy/rules.json': cannot open the file for writing; no rules saved" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:timing_loop> --iters=20 --bytes=131072)
+set_tests_properties("${prefix}: a file that cannot be written" PROPERTIES ENVIRONMENT
+                     "CANOPY_SAVE_RULES=/nonexistent/canopy/rules.json;CANOPY_AUTO_NATIVE_AFTER=0;CANOPY_AUTO_NATIVE_BELOW=0"
+                     LABELS "mpi;preload" TIMEOUT 120)
