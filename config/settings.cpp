@@ -112,7 +112,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "MPI_Bcast algorithm; auto picks the cheapest predicted by the cost model", "CANOPY_BCAST_ALGO=native"},
       {"CANOPY_SEGMENT_BYTES", "bytes", "auto", "auto, or an integer >= 0 (0: no segmentation)",
        "Pipeline segment size; auto lets the planner choose per message size (class). A forced size makes Canopy "
-       "plan per exact count, as CANOPY_CONFIG rules do",
+       "plan per exact count, as CANOPY_CONFIG rules that split a size class do",
        "CANOPY_SEGMENT_BYTES=65536"},
       {"CANOPY_LOG_LEVEL", "level", "warn", join({std::begin(kLogLevels), std::end(kLogLevels)}),
        "What Canopy prints to stderr; info shows every new schedule", "CANOPY_LOG_LEVEL=info"},

@@ -1,5 +1,8 @@
 #include "shim/save_rules.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <vector>
@@ -64,10 +67,24 @@ std::string save_rules(const std::string& path, MPI_Comm comm, int* rules) {
   const config::ConfigFile check = config::parse_config_text(text, path);
   if (!check.errors.empty()) return "CANOPY_SAVE_RULES: the rules made do not read back (" + check.errors.front() + "); no rules saved";
   *rules = static_cast<int>(check.rules.size());
-  std::ofstream file(path);
-  if (!file) return "CANOPY_SAVE_RULES='" + path + "': cannot open the file for writing; no rules saved";
-  file << text;
-  return file ? "" : "CANOPY_SAVE_RULES='" + path + "': writing failed";
+  // Written beside it and renamed into place, so that a job starting meanwhile with
+  // CANOPY_CONFIG=path reads the old file or the new one, never half of one.
+  const std::string temporary = path + ".tmp-" + std::to_string(static_cast<long>(getpid()));
+  {
+    std::ofstream file(temporary);
+    if (!file) return "CANOPY_SAVE_RULES='" + path + "': cannot open the file for writing; no rules saved";
+    file << text;
+    file.close();
+    if (!file) {
+      std::remove(temporary.c_str());
+      return "CANOPY_SAVE_RULES='" + path + "': writing failed; no rules saved";
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return "CANOPY_SAVE_RULES='" + path + "': cannot replace the file; no rules saved";
+  }
+  return "";
 }
 
 }  // namespace canopy::shim
