@@ -71,12 +71,17 @@ Verdict judge(const Place& place, const std::vector<const Decision*>& here) {
   std::vector<std::pair<std::string, int>> votes;
   for (const Decision* d : here) {
     if (!d->decided) continue;
+    // (A name the settings file would not take makes no rule: every rule written must read back.)
+    if (!is_algorithm_choice(d->collective, d->algorithm)) {
+      v.notes.push_back(where + ": chose " + d->algorithm + ", which CANOPY_CONFIG does not take; no rule");
+      continue;
+    }
     auto at = std::find_if(votes.begin(), votes.end(), [&](const auto& p) { return p.first == d->algorithm; });
     if (at == votes.end()) votes.emplace_back(d->algorithm, 1);
     else ++at->second;
   }
   if (votes.empty()) {
-    v.notes.push_back(where + ": not decided, left to auto: " + any.measured);
+    if (v.notes.empty()) v.notes.push_back(where + ": not decided, left to auto: " + any.measured);
     return v;
   }
   const auto best = std::max_element(votes.begin(), votes.end(),

@@ -128,6 +128,10 @@ TEST_CASE("saved rules: sizes whose trials did not decide get a comment, not a r
       {waiting(Collective::Reduce, 2, 65536, "shm-flat"), decided(Collective::Reduce, 2, 65536, "native")}, {}, ""));
   REQUIRE(later.size() == 1);
   CHECK(later[0].algorithm == "native");
+  // A name the settings file does not take (none should come, but the file must read back).
+  const std::string odd = saved_rules_text({decided(Collective::Bcast, 2, 65536, "no-such-algorithm")}, {}, "");
+  CHECK(read_back(odd).empty());
+  CHECK(odd.find("chose no-such-algorithm, which CANOPY_CONFIG does not take; no rule") != std::string::npos);
   // Nothing decided at all: a file of no rules, which still reads.
   CHECK(read_back(saved_rules_text({waiting(Collective::Bcast, 2, 65536, "shm-bcast")}, {}, "")).empty());
   CHECK(read_back(saved_rules_text({}, {}, "")).empty());

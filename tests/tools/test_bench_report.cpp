@@ -369,16 +369,46 @@ TEST_CASE("bench report: CSV has a fixed header and plain numbers") {
   const std::string csv = rows_to_csv(aggregate(full_run()));
   const std::string header =
       "collective,bytes,native_us,canopy_us,speedup,algorithm,predicted_us,model_error_pct,intercept_us,"
-      "intercept_overhead_pct,openmpi_us,canopy_over_openmpi,reference_us,canopy_over_reference\n";
+      "intercept_overhead_pct,openmpi_us,canopy_over_openmpi,reference_us,canopy_over_reference,saved_us,"
+      "saved_speedup\n";
   INFO(csv);
   CHECK(csv.rfind(header, 0) == 0);
   CHECK(count(csv, "\n") == 5);
-  CHECK(csv.find("\nMPI_Bcast,8,0.2,0.25,0.8,native,,,0.3,50,0.5,0.5,,\n") != std::string::npos);
-  CHECK(csv.find("\nMPI_Reduce,1048576,1200,300,4,flat,240,20,1212,1,600,0.5,200,1.5\n") != std::string::npos);
+  CHECK(csv.find("\nMPI_Bcast,8,0.2,0.25,0.8,native,,,0.3,50,0.5,0.5,,,,\n") != std::string::npos);
+  CHECK(csv.find("\nMPI_Reduce,1048576,1200,300,4,flat,240,20,1212,1,600,0.5,200,1.5,,\n") != std::string::npos);
   // The same header without the optional variants, their cells empty.
   const std::string plain_csv = rows_to_csv(aggregate(without_optional_variants()));
   CHECK(plain_csv.rfind(header, 0) == 0);
-  CHECK(plain_csv.find("\nMPI_Bcast,8,0.2,0.25,0.8,native,,,,,,,,\n") != std::string::npos);
+  CHECK(plain_csv.find("\nMPI_Bcast,8,0.2,0.25,0.8,native,,,,,,,,,,\n") != std::string::npos);
+}
+
+TEST_CASE("bench report: the saved variant, a tuning run's rules, beside auto") {
+  RunData run = without_optional_variants();
+  for (int repeat : {1, 2})
+    run.outputs["saved"][repeat] = output({{"MPI_Reduce", 8, 0.4}, {"MPI_Reduce", 1048576, repeat == 1 ? 290 : 310},
+                                           {"MPI_Bcast", 8, 0.2}, {"MPI_Bcast", 1048576, 100}});
+  const Table t = aggregate(run, "runs/osu");
+  CHECK(t.variants == std::vector<std::string>{"native", "canopy", "saved"});
+  REQUIRE(t.rows.size() == 4);
+  CHECK(*t.rows[3].saved_us == Approx(300));           // the median of 290 and 310
+  CHECK(*t.rows[3].saved_speedup() == Approx(4));      // 1200 / 300
+  CHECK(*t.rows[0].saved_speedup() == Approx(1));      // bcast 8 B: 0.2 / 0.2, where auto ran 0.8x
+  const std::string table = format_table(t);
+  INFO(table);
+  CHECK(std::regex_search(table, std::regex(R"(saved ..s +speedup saved +reference)")));
+  CHECK(std::regex_search(table, std::regex(R"(MPI_Bcast +8 +8 B +0\.20 +0\.25 +0\.80.. +native +- +0\.20 +1\.00..)")));
+  CHECK(table.find("speedup saved = native / saved") != std::string::npos);
+  const std::string summary = format_summary(t);
+  INFO(summary);
+  CHECK(summary.find("  MPI_Bcast\n    speedup: smallest 0.80\xc3\x97 at 8 B, largest 1.10\xc3\x97 at 1 MiB\n"
+                     "    every size >= 0.97x native: no: 1 of 2 sizes below\n"
+                     "    speedup saved: smallest 1.00\xc3\x97 at 8 B, largest 1.10\xc3\x97 at 1 MiB; every size >= "
+                     "0.97x native: yes (2 sizes)\n") != std::string::npos);
+  const std::string csv = rows_to_csv(t);
+  CHECK(csv.find("\nMPI_Reduce,1048576,1200,300,4,flat,240,20,,,,,200,1.5,300,4\n") != std::string::npos);
+  const std::string svg = plot_svg(t, "saved");
+  CHECK(count(svg, "data-variant='saved'") == 2);
+  CHECK(format_summary(aggregate(without_optional_variants())).find("saved") == std::string::npos);
 }
 
 TEST_CASE("bench report: the chart has a curve per variant per collective") {

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::vector<std::string>& known_variants() {
-  static const std::vector<std::string> variants = {"native", "canopy", "intercept", "openmpi"};
+  static const std::vector<std::string> variants = {"native", "canopy", "saved", "intercept", "openmpi"};
   return variants;
 }
 
@@ -244,6 +244,7 @@ RunData load_run(const std::string& dir) {
 }
 
 std::optional<double> Row::speedup() const { return ratio(native_us, canopy_us); }
+std::optional<double> Row::saved_speedup() const { return ratio(native_us, saved_us); }
 
 std::optional<double> Row::model_error_before_pct() const {
   if (!predicted_before_us || !canopy_us || *canopy_us <= 0) return std::nullopt;
@@ -334,6 +335,7 @@ Table aggregate(const RunData& run, const std::string& dir) {
     };
     row.native_us = value("native");
     row.canopy_us = value("canopy");
+    row.saved_us = value("saved");
     row.intercept_us = value("intercept");
     row.openmpi_us = value("openmpi");
     if (row.collective == kReduce)
@@ -434,7 +436,11 @@ std::string format_table(const Table& table) {
   std::vector<Column> columns = {{"collective", false}, {"bytes"},        {"size"},
                                  {"native \xc2\xb5s"},  {"canopy \xc2\xb5s"}, {"speedup"},
                                  {"algorithm", false},  {"predicted \xc2\xb5s"}, {"model err"}};
-  const bool intercept = table.has("intercept"), openmpi = table.has("openmpi");
+  const bool saved = table.has("saved"), intercept = table.has("intercept"), openmpi = table.has("openmpi");
+  if (saved) {
+    columns.push_back({"saved \xc2\xb5s"});
+    columns.push_back({"speedup saved"});
+  }
   if (intercept) columns.push_back({"overhead"});
   if (openmpi) {
     columns.push_back({"openmpi \xc2\xb5s"});
@@ -454,6 +460,10 @@ std::string format_table(const Table& table) {
                                       row.algorithm ? *row.algorithm : "?",
                                       !row.algorithm ? "?" : cell_or(row.predicted_us, format_us, "-"),
                                       cell_or(row.model_error_pct(), format_pct, "")};
+    if (saved) {
+      cells.push_back(cell_or(row.saved_us, format_us, "-"));
+      cells.push_back(cell_or(row.saved_speedup(), format_ratio, "-"));
+    }
     if (intercept) cells.push_back(cell_or(row.intercept_overhead_pct(), format_signed_pct, "-"));
     if (openmpi) {
       cells.push_back(cell_or(row.openmpi_us, format_us, "-"));
@@ -468,6 +478,7 @@ std::string format_table(const Table& table) {
   std::string out = render(columns, table.rows.size());
   // What the derived columns mean, since their headers are short.
   out += "speedup = native / canopy; model err = |predicted - canopy| / canopy";
+  if (saved) out += "; speedup saved = native / saved";
   if (intercept) out += "; overhead = intercept / native - 1";
   if (openmpi) out += "; vs openmpi = canopy / openmpi";
   if (table.has_reference) out += "; vs reference = canopy / (memcpy + MPI_Reduce_local)";
@@ -509,6 +520,19 @@ std::string format_summary(const Table& table) {
                          : "no: " + std::to_string(below) + " of " + std::to_string(sizes) + " sizes below") +
              "\n";
     }
+    // With the rules a tuning run saved (CANOPY_SAVE_RULES): the same two lines.
+    if (const auto low = extreme(&Row::saved_speedup, false)) {
+      const auto high = extreme(&Row::saved_speedup, true);
+      int below = 0, sizes = 0;
+      for (const Row& row : table.rows)
+        if (row.collective == collective)
+          if (const auto s = row.saved_speedup()) ++sizes, below += *s < 0.97;
+      out += "    speedup saved: smallest " + at(*low, format_ratio) + ", largest " + at(*high, format_ratio) +
+             "; every size >= 0.97x native: " +
+             (below == 0 ? "yes (" + std::to_string(sizes) + " sizes)"
+                         : "no: " + std::to_string(below) + " of " + std::to_string(sizes) + " sizes below") +
+             "\n";
+    }
     std::vector<double> errors;
     for (const Row& row : table.rows)
       if (row.collective == collective)
@@ -544,7 +568,7 @@ std::string format_summary(const Table& table) {
 std::string rows_to_csv(const Table& table) {
   std::string out =
       "collective,bytes,native_us,canopy_us,speedup,algorithm,predicted_us,model_error_pct,intercept_us,"
-      "intercept_overhead_pct,openmpi_us,canopy_over_openmpi,reference_us,canopy_over_reference\n";
+      "intercept_overhead_pct,openmpi_us,canopy_over_openmpi,reference_us,canopy_over_reference,saved_us,saved_speedup\n";
   auto number = [](const std::optional<double>& v) { return v ? plain_number(*v) : std::string(); };
   for (const Row& row : table.rows) {
     const std::vector<std::string> cells = {row.collective,
@@ -560,7 +584,9 @@ std::string rows_to_csv(const Table& table) {
                                             number(row.openmpi_us),
                                             number(row.canopy_over_openmpi()),
                                             number(row.reference_us),
-                                            number(row.canopy_over_reference())};
+                                            number(row.canopy_over_reference()),
+                                            number(row.saved_us),
+                                            number(row.saved_speedup())};
     std::string line;
     for (const std::string& cell : cells) {
       // Algorithm names are plain words; quote anyway should one ever hold a comma.
@@ -593,6 +619,7 @@ std::vector<CurveStyle> curve_styles(const Table& table) {
   for (const std::string& v : table.variants) {
     if (v == "native") styles.push_back({v, "native (the MPI's own)", svg::palette(0), ""});
     else if (v == "canopy") styles.push_back({v, "canopy (auto)", svg::palette(1), ""});
+    else if (v == "saved") styles.push_back({v, "saved (Canopy, a tuning run's rules)", svg::palette(1), "8 3"});
     // Dotted: it should lie on native, which then still shows through.
     else if (v == "intercept")
       styles.push_back({v, "intercept (Canopy, native algorithms)", svg::palette(3), "3 3"});
@@ -605,6 +632,7 @@ std::vector<CurveStyle> curve_styles(const Table& table) {
 std::optional<double> curve_value(const Row& row, const std::string& variant) {
   if (variant == "native") return row.native_us;
   if (variant == "canopy") return row.canopy_us;
+  if (variant == "saved") return row.saved_us;
   if (variant == "intercept") return row.intercept_us;
   if (variant == "openmpi") return row.openmpi_us;
   if (variant == "reference") return row.reference_us;

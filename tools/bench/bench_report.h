@@ -26,8 +26,9 @@ struct CheckFailed : std::runtime_error {
 };
 
 // The variants canopy-bench-run may run, in the order tables and charts show them.
-// native and canopy are required; intercept (Canopy preloaded, both algorithms forced
-// to native) and openmpi (the benchmark built against Open MPI) are optional.
+// native and canopy are required; saved (Canopy preloaded with CANOPY_CONFIG = the rules
+// a tuning run saved, CANOPY_SAVE_RULES), intercept (Canopy preloaded, both algorithms
+// forced to native) and openmpi (the benchmark built against Open MPI) are optional.
 const std::vector<std::string>& known_variants();
 
 // One "RESULT <collective> <bytes> <median_us> <calls> <min_us>" line.
@@ -87,7 +88,7 @@ RunData load_run(const std::string& dir);
 struct Row {
   std::string collective;
   std::int64_t bytes = 0;
-  std::optional<double> native_us, canopy_us, intercept_us, openmpi_us;
+  std::optional<double> native_us, canopy_us, saved_us, intercept_us, openmpi_us;
   std::optional<double> reference_us;  // MPI_Reduce rows only, from the native runs
   // The algorithm with the most calls in the reports; nullopt: no report covers this
   // row ("?"). Its calls-weighted mean prediction, nullopt for native: the learned
@@ -98,6 +99,7 @@ struct Row {
 
   // The derived columns; nullopt when an operand is missing (or a divisor is 0).
   std::optional<double> speedup() const;            // native / canopy
+  std::optional<double> saved_speedup() const;      // native / saved
   std::optional<double> model_error_pct() const;    // |predicted - canopy| / canopy, in %
   std::optional<double> model_error_before_pct() const;  // the same with the plan's own prediction
   std::optional<double> intercept_overhead_pct() const;  // intercept / native - 1, in %

@@ -21,6 +21,8 @@ const char* const kFooter = R"(
 Input (--dir): what canopy-bench-run leaves, one file per variant and repeat:
   native.N.out     canopy-bench with the MPI's own collectives (required)
   canopy.N.out     with libcanopy.so preloaded, CANOPY_*_ALGO=auto (required)
+  saved.N.out      preloaded with CANOPY_CONFIG = the rules a tuning run saved
+                   (CANOPY_SAVE_RULES): decided sizes run without trials (optional)
   intercept.N.out  preloaded with CANOPY_REDUCE_ALGO=native CANOPY_BCAST_ALGO=native:
                    the cost of interception alone (optional)
   openmpi.N.out    canopy-bench built against Open MPI (optional)
@@ -32,7 +34,8 @@ Of each .out file only the lines "RESULT <MPI_Reduce|MPI_Bcast> <bytes> <median_
 Per collective and size: each variant's time is the median over repeats of the runs'
 median per call. Canopy's algorithm is the one with the most calls in the reports
 (over all roots and repeats), its prediction the calls-weighted mean of that
-algorithm's predictions ("-" for native). speedup = native / canopy, model err =
+algorithm's predictions ("-" for native). speedup = native / canopy, speedup saved =
+native / saved, model err =
 |predicted - canopy| / canopy, overhead = intercept / native - 1, vs openmpi = canopy /
 openmpi, vs reference = canopy / (one memcpy + one MPI_Reduce_local, from the native
 runs): how close a reduce comes to the floor of a 2-rank reduce.
