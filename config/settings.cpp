@@ -436,11 +436,15 @@ std::uint64_t fingerprint_in_force(const ParseResult& parsed) {
 
 Choice Settings::choice_for(planner::Collective c, std::int64_t bytes, int nranks) const {
   Choice choice{c == planner::Collective::Reduce ? reduce_algorithm : bcast_algorithm, segment_bytes};
+  choice.algorithm_origin =
+      std::string(c == planner::Collective::Reduce ? "CANOPY_REDUCE_ALGO" : "CANOPY_BCAST_ALGO") + "=" + choice.algorithm;
   bool algorithm_set = false, segment_set = false;
   for (const Rule& r : rules) {
     if (!r.matches(c, bytes, nranks)) continue;
     if (!algorithm_set && !r.algorithm.empty()) {
       choice.algorithm = r.algorithm;
+      choice.algorithm_origin = "CANOPY_CONFIG " + (r.origin.empty() ? std::string("rule") : r.origin) +
+                                " (algorithm " + r.algorithm + ")";
       algorithm_set = true;
     }
     if (!segment_set && r.segment_bytes != Rule::kUnset) {

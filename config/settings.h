@@ -17,6 +17,9 @@ namespace canopy::config {
 struct Choice {
   std::string algorithm;
   std::int64_t segment_bytes;
+  // Where the algorithm came from, for messages: "CANOPY_REDUCE_ALGO=chain" or
+  // "CANOPY_CONFIG rules[2] of /etc/canopy.json (algorithm chain)".
+  std::string algorithm_origin = {};
 };
 
 struct Settings {

@@ -631,9 +631,8 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
       const bool first = !said[static_cast<int>(key.collective)].exchange(true);
       if (rank == 0)
         rt.log->log(first ? spdlog::level::warn : spdlog::level::debug,
-                    "{}={} cannot plan {} on {} ranks ({}); using the model's best algorithm{}",
-                    key.collective == planner::Collective::Reduce ? "CANOPY_REDUCE_ALGO" : "CANOPY_BCAST_ALGO",
-                    request.algorithm, planner::to_string(key.collective), size, e.what(),
+                    "{} cannot plan {} on {} ranks ({}); using the model's best algorithm{}",
+                    choice.algorithm_origin, planner::to_string(key.collective), size, e.what(),
                     first ? " (further cases at debug level)" : "");
       request.algorithm = "auto";
       ranked = planner::rank_choices(problem, request);

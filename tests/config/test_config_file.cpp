@@ -74,8 +74,11 @@ TEST_CASE("config file: rules choose by collective, size and ranks; first match 
   auto choice = s.choice_for(Collective::Reduce, 4096, 4);
   CHECK(choice.algorithm == "binomial");
   CHECK(choice.segment_bytes == -1);
+  // Messages name where the algorithm came from: the rule, or the setting.
+  CHECK(choice.algorithm_origin == "CANOPY_CONFIG rules[0] of " + f.path + " (algorithm binomial)");
   choice = s.choice_for(Collective::Reduce, 4097, 4);  // rule 1 needs 8 ranks
   CHECK(choice.algorithm == "auto");
+  CHECK(choice.algorithm_origin == "CANOPY_REDUCE_ALGO=auto");
   choice = s.choice_for(Collective::Reduce, 1 << 20, 8);
   CHECK(choice.algorithm == "greedy");
   CHECK(choice.segment_bytes == 65536);

@@ -605,3 +605,12 @@ add_test(NAME "${prefix}: a file that cannot be written"
 set_tests_properties("${prefix}: a file that cannot be written" PROPERTIES ENVIRONMENT
                      "CANOPY_SAVE_RULES=/nonexistent/canopy/rules.json;CANOPY_AUTO_NATIVE_AFTER=0;CANOPY_AUTO_NATIVE_BELOW=0"
                      LABELS "mpi;preload" TIMEOUT 120)
+# A rule whose algorithm cannot run here (a saved shm-flat where the ring cannot be made,
+# as on a job laid out over two nodes): one warning naming the rule, and the model's
+# best algorithm runs, with right results.
+add_test(NAME "mpi preload: a rule the ring cannot serve"
+         COMMAND ${expect} 1 1 "CANOPY_CONFIG rules.0. of .*shm_rule_config.json .algorithm shm-flat. cannot plan reduce on 2 ranks.*model's best algorithm" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:timing_loop> --iters=20 --bytes=131072)
+set_tests_properties("mpi preload: a rule the ring cannot serve" PROPERTIES ENVIRONMENT
+                     "CANOPY_CONFIG=${shim_tests}/shm_rule_config.json;CANOPY_SHM=off;CANOPYTEST_EXPECT_INTERCEPT=1"
+                     LABELS "mpi;preload" TIMEOUT 120)
