@@ -35,10 +35,10 @@ Per collective and size: each variant's time is the median over repeats of the r
 median per call. Canopy's algorithm is the one with the most calls in the reports
 (over all roots and repeats), its prediction the calls-weighted mean of that
 algorithm's predictions ("-" for native). speedup = native / canopy, speedup saved =
-native / saved, model err =
-|predicted - canopy| / canopy, overhead = intercept / native - 1, vs openmpi = canopy /
-openmpi, vs reference = canopy / (one memcpy + one MPI_Reduce_local, from the native
-runs): how close a reduce comes to the floor of a 2-rank reduce.
+native / saved, model err = |predicted - canopy| / canopy, overhead = intercept /
+native - 1, vs openmpi = canopy / openmpi, vs reference = canopy / (one memcpy + one
+MPI_Reduce_local, from the native runs): how close a reduce comes to the floor of a
+2-rank reduce.
 
 Exit status: 0; 1 when a run printed CHECK FAILED (its file is named); 2 on bad input
 (a missing directory, no native or canopy output, a malformed line: one line on stderr
