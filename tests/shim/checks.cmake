@@ -614,3 +614,23 @@ add_test(NAME "mpi preload: a rule the ring cannot serve"
 set_tests_properties("mpi preload: a rule the ring cannot serve" PROPERTIES ENVIRONMENT
                      "CANOPY_CONFIG=${shim_tests}/shm_rule_config.json;CANOPY_SHM=off;CANOPYTEST_EXPECT_INTERCEPT=1"
                      LABELS "mpi;preload" TIMEOUT 120)
+# Saved rules over many size classes: varying_counts on 4 ranks (counts drawn over ~50
+# classes, rotating roots) saves its decisions; a second run with the file forces them
+# class by class. Its own checks: every result right, and plans still per size class
+# (the saved rules are whole classes: at most --max-plans, not one plan per count).
+set(dir ${CMAKE_CURRENT_BINARY_DIR}/saved-rules-varying)
+set(prefix "mpi preload: saved rules, varying counts")
+add_test(NAME "${prefix} clean" COMMAND ${CMAKE_COMMAND} -E rm -rf ${dir})
+add_test(NAME "${prefix} mkdir" COMMAND ${CMAKE_COMMAND} -E make_directory ${dir})
+canopy_add_mpi_test(NAME "${prefix} save np4" TARGET varying_counts NP 4 PRELOAD
+                    ENV CANOPY_SAVE_RULES=${dir}/rules.json CANOPYTEST_EXPECT_INTERCEPT=1)
+add_test(NAME "${prefix} reuse np4"
+         COMMAND ${expect} 1 1 "varying_counts: [0-9]+ checks passed" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 4 $<TARGET_FILE:varying_counts>)
+set_tests_properties("${prefix} reuse np4" PROPERTIES ENVIRONMENT
+                     "CANOPY_CONFIG=${dir}/rules.json;CANOPY_AUTO_NATIVE_BELOW=0;CANOPYTEST_EXPECT_INTERCEPT=1;EXPECT_OUTPUT_ABSENT=CANOPY_CONFIG='|warning|error"
+                     LABELS "mpi;preload" TIMEOUT 120)
+set_tests_properties("${prefix} clean" PROPERTIES FIXTURES_SETUP savedvaryingclean LABELS mpi)
+set_tests_properties("${prefix} mkdir" PROPERTIES FIXTURES_SETUP savedvaryingdir FIXTURES_REQUIRED savedvaryingclean LABELS mpi)
+set_tests_properties("${prefix} save np4" PROPERTIES FIXTURES_SETUP savedvaryingsave FIXTURES_REQUIRED savedvaryingdir)
+set_tests_properties("${prefix} reuse np4" PROPERTIES FIXTURES_REQUIRED savedvaryingsave)
