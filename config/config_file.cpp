@@ -11,7 +11,8 @@ namespace {
 
 using nlohmann::json;
 
-const char* const kRuleKeys = "collective, min_bytes, max_bytes, min_ranks, max_ranks, algorithm, segment_bytes";
+const char* const kRuleKeys =
+    "collective, min_bytes, max_bytes, min_ranks, max_ranks, commutative, algorithm, segment_bytes";
 
 // A JSON scalar as the text an environment variable would hold; false when the value
 // is an object, an array or null. Numbers keep JSON's spelling (CANOPY_RHO: 0.3).
@@ -49,6 +50,9 @@ std::string read_rule(const json& r, Rule& rule) {
       std::int64_t n = 0;
       problem = integer(key.c_str(), 1, INT_MAX, n);
       (key == "min_ranks" ? rule.min_ranks : rule.max_ranks) = static_cast<int>(n);
+    } else if (key == "commutative") {
+      if (value.is_boolean()) rule.commutative = value.get<bool>() ? 1 : 0;
+      else problem = "commutative=" + value.dump() + " is not valid (allowed: true, false)";
     } else if (key == "algorithm") {
       rule.algorithm = value.is_string() ? value.get<std::string>() : value.dump();
     } else if (key == "segment_bytes") {
@@ -61,6 +65,8 @@ std::string read_rule(const json& r, Rule& rule) {
     if (!problem.empty()) return problem;
   }
   if (!r.contains("collective")) return "has no collective (allowed: reduce, bcast)";
+  if (rule.commutative >= 0 && rule.collective != planner::Collective::Reduce)
+    return "commutative applies to reduce rules only (a broadcast has no operation)";
   if (!rule.algorithm.empty() && !is_algorithm_choice(rule.collective, rule.algorithm))
     return "algorithm=" + json(rule.algorithm).dump() + " is not valid (allowed: " + algorithm_choices(rule.collective) + ")";
   if (rule.algorithm.empty() && rule.segment_bytes == Rule::kUnset)

@@ -19,7 +19,8 @@ std::string canonical(const std::vector<Rule>& rules) {
   for (const Rule& r : rules)
     out += std::string(planner::to_string(r.collective)) + " " + std::to_string(r.min_bytes) + ".." +
            std::to_string(r.max_bytes) + " " + std::to_string(r.min_ranks) + ".." + std::to_string(r.max_ranks) +
-           " algorithm=" + r.algorithm + " segment_bytes=" + std::to_string(r.segment_bytes) + "\n";
+           " algorithm=" + r.algorithm + " segment_bytes=" + std::to_string(r.segment_bytes) +
+           " commutative=" + std::to_string(r.commutative) + "\n";
   return out;
 }
 

@@ -22,11 +22,17 @@ struct Rule {
   int max_ranks = INT_MAX;
   std::string algorithm;            // "native", "auto", a planner name; "" = this rule leaves it
   std::int64_t segment_bytes = kUnset;  // -1 = auto, >= 0 forced; kUnset = this rule leaves it
+  // Reduce rules only: 1 matches commutative operations only, 0 non-commutative ones
+  // only, -1 (unset) every operation. As MPICH's JSON tuning files' "is_commutative":
+  // an algorithm for commutative sums need not suit a user's ordered operation.
+  int commutative = -1;
   std::string origin;               // where it was written, e.g. "rules[2] of /etc/canopy.json"
 
   static constexpr std::int64_t kUnset = -2;
-  bool matches(planner::Collective c, std::int64_t bytes, int nranks) const {
-    return c == collective && bytes >= min_bytes && bytes <= max_bytes && nranks >= min_ranks && nranks <= max_ranks;
+  // `commutative`: the call's operation (a broadcast's: true).
+  bool matches(planner::Collective c, std::int64_t bytes, int nranks, bool commutative_op = true) const {
+    return c == collective && bytes >= min_bytes && bytes <= max_bytes && nranks >= min_ranks &&
+           nranks <= max_ranks && (commutative < 0 || commutative == (commutative_op ? 1 : 0));
   }
 };
 

@@ -20,6 +20,7 @@ json to_json(const Decision& d) {
           {"root", d.root},
           {"first_bytes", d.first_bytes},
           {"last_bytes", d.last_bytes},
+          {"commutative", d.commutative},
           {"decided", d.decided},
           {"algorithm", d.algorithm},
           {"measured", d.measured}};
@@ -34,6 +35,7 @@ Decision decision_from_json(const json& j) {
   d.root = j.at("root").get<int>();
   d.first_bytes = j.at("first_bytes").get<std::int64_t>();
   d.last_bytes = j.at("last_bytes").get<std::int64_t>();
+  d.commutative = j.at("commutative").get<int>();
   d.decided = j.at("decided").get<bool>();
   d.algorithm = j.at("algorithm").get<std::string>();
   d.measured = j.at("measured").get<std::string>();
@@ -42,11 +44,13 @@ Decision decision_from_json(const json& j) {
 
 namespace {
 
-// The sizes one rule may cover: a collective, a communicator size and a byte range.
-using Place = std::tuple<int, int, std::int64_t, std::int64_t>;  // collective, ranks, first, last
+// The calls one rule may cover: a collective, a communicator size, whether the operation
+// commutes, and a byte range (the last two, so that runs of sizes sort together).
+using Place = std::tuple<int, int, int, std::int64_t, std::int64_t>;  // collective, ranks, commutative, first, last
+constexpr int kFirst = 3, kLast = 4;
 
 Place place_of(const Decision& d) {
-  return {static_cast<int>(d.collective), d.comm_size, d.first_bytes, d.last_bytes};
+  return {static_cast<int>(d.collective), d.comm_size, d.commutative, d.first_bytes, d.last_bytes};
 }
 
 std::string range_text(std::int64_t first, std::int64_t last) {
@@ -65,7 +69,8 @@ Verdict judge(const Place& place, const std::vector<const Decision*>& here) {
   Verdict v;
   v.place = place;
   const Decision& any = *here.front();
-  const std::string where = std::string(planner::to_string(any.collective)) + " on " +
+  const std::string where = std::string(planner::to_string(any.collective)) +
+                            (any.commutative == 0 ? " (non-commutative)" : "") + " on " +
                             std::to_string(any.comm_size) + " ranks, " + range_text(any.first_bytes, any.last_bytes);
   // Votes in order of first appearance, so that a tie goes to the first.
   std::vector<std::pair<std::string, int>> votes;
@@ -116,6 +121,7 @@ std::string rule_text(const Rule& r) {
   if (r.max_ranks != INT_MAX) out << ", \"max_ranks\": " << r.max_ranks;
   if (r.min_bytes != 0) out << ", \"min_bytes\": " << r.min_bytes;
   if (r.max_bytes != INT64_MAX) out << ", \"max_bytes\": " << r.max_bytes;
+  if (r.commutative >= 0) out << ", \"commutative\": " << (r.commutative ? "true" : "false");
   if (!r.algorithm.empty()) out << ", \"algorithm\": " << json(r.algorithm).dump();
   if (r.segment_bytes == -1) out << ", \"segment_bytes\": \"auto\"";
   else if (r.segment_bytes != Rule::kUnset) out << ", \"segment_bytes\": " << r.segment_bytes;
@@ -149,7 +155,8 @@ std::string saved_rules_text(const std::vector<Decision>& decisions, const std::
     while (j + 1 < verdicts.size() && verdicts[j + 1].decided && verdicts[j + 1].algorithm == v.algorithm &&
            std::get<0>(verdicts[j + 1].place) == std::get<0>(v.place) &&
            std::get<1>(verdicts[j + 1].place) == std::get<1>(v.place) &&
-           std::get<3>(verdicts[j].place) + 1 == std::get<2>(verdicts[j + 1].place))
+           std::get<2>(verdicts[j + 1].place) == std::get<2>(v.place) &&
+           std::get<kLast>(verdicts[j].place) + 1 == std::get<kFirst>(verdicts[j + 1].place))
       ++j;
     out << separator;
     for (std::size_t k = i; k <= j; ++k)
@@ -157,8 +164,9 @@ std::string saved_rules_text(const std::vector<Decision>& decisions, const std::
     Rule r;
     r.collective = static_cast<planner::Collective>(std::get<0>(v.place));
     r.min_ranks = r.max_ranks = std::get<1>(v.place);
-    r.min_bytes = std::get<2>(v.place);
-    r.max_bytes = std::get<3>(verdicts[j].place);
+    r.commutative = std::get<2>(v.place);
+    r.min_bytes = std::get<kFirst>(v.place);
+    r.max_bytes = std::get<kLast>(verdicts[j].place);
     r.algorithm = v.algorithm;
     out << "\n    " << rule_text(r);
     separator = ",";

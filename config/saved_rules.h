@@ -24,6 +24,10 @@ struct Decision {
   int root = 0;
   std::int64_t first_bytes = 0;  // the sizes the plan serves: its size class, or one size
   std::int64_t last_bytes = 0;
+  // A reduce's operation: 1 commutative, 0 not; -1 for a broadcast. The rule written
+  // says it (Rule::commutative), so that an ordered operation of the same size is not
+  // forced onto an algorithm chosen for commutative ones.
+  int commutative = -1;
   // False where the schedules' trials chose the best schedule and native MPI's trial
   // (CANOPY_AUTO_NATIVE_AFTER) never came: not a decision against native MPI.
   bool decided = true;

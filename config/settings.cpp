@@ -154,7 +154,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_LEARN=0"},
       {"CANOPY_CONFIG", "path", "none", "a readable JSON file (format: docs/configuration.md)",
        "Settings file: the CANOPY_* keys above plus \"rules\" that force an algorithm or segment size by "
-       "collective, message size and communicator size; the environment overrides the file",
+       "collective, message size, communicator size and (reduces) whether the operation commutes; the "
+       "environment overrides the file",
        "CANOPY_CONFIG=$HOME/canopy.json"},
       {"CANOPY_TIMING", "boolean", "0", kBooleanAllowed,
        "Time every call Canopy handles; the schedule log then gets min/mean/max per schedule at MPI_Finalize",
@@ -434,13 +435,13 @@ std::uint64_t fingerprint_in_force(const ParseResult& parsed) {
   return fingerprint(env);
 }
 
-Choice Settings::choice_for(planner::Collective c, std::int64_t bytes, int nranks) const {
+Choice Settings::choice_for(planner::Collective c, std::int64_t bytes, int nranks, bool commutative) const {
   Choice choice{c == planner::Collective::Reduce ? reduce_algorithm : bcast_algorithm, segment_bytes};
   choice.algorithm_origin =
       std::string(c == planner::Collective::Reduce ? "CANOPY_REDUCE_ALGO" : "CANOPY_BCAST_ALGO") + "=" + choice.algorithm;
   bool algorithm_set = false, segment_set = false;
   for (const Rule& r : rules) {
-    if (!r.matches(c, bytes, nranks)) continue;
+    if (!r.matches(c, bytes, nranks, commutative)) continue;
     if (!algorithm_set && !r.algorithm.empty()) {
       choice.algorithm = r.algorithm;
       choice.algorithm_origin = "CANOPY_CONFIG " + (r.origin.empty() ? std::string("rule") : r.origin) +

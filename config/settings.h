@@ -47,7 +47,8 @@ struct Settings {
 
   // The algorithm and segment size for a call: for each of the two, the first rule
   // matching (collective, bytes, ranks) that sets it, else the global setting.
-  Choice choice_for(planner::Collective c, std::int64_t bytes, int nranks) const;
+  // `commutative`: whether the call's operation is (a broadcast's: true).
+  Choice choice_for(planner::Collective c, std::int64_t bytes, int nranks, bool commutative = true) const;
   // True when every call of `c` runs natively whatever its size (no rule says otherwise),
   // so the shim can skip all work.
   bool always_native(planner::Collective c) const;

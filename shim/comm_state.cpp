@@ -451,6 +451,7 @@ config::Decision decision_of(const CachedPlan& plan, const PlanKey& key, int siz
   d.root = key.root;
   d.first_bytes = key.exact_count >= 0 ? key.exact_count * key.element_bytes : planner::class_first_bytes(key.size_class);
   d.last_bytes = key.exact_count >= 0 ? key.exact_count * key.element_bytes : planner::class_last_bytes(key.size_class);
+  d.commutative = key.collective == planner::Collective::Reduce ? (key.commutative ? 1 : 0) : -1;
   d.decided = plan.trials.decided();
   const Candidate& chosen = plan.candidates[plan.trials.chosen()];
   d.algorithm = chosen.native ? "native" : chosen.name();
@@ -570,7 +571,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   if (staging) problem = planner::with_staging_ring(problem);
   // The global settings, or what a CANOPY_CONFIG rule says for this size (rules come
   // with exact counts: PlanKey).
-  const config::Choice choice = rt.settings.choice_for(key.collective, problem.bytes(), size);
+  const config::Choice choice = rt.settings.choice_for(key.collective, problem.bytes(), size, key.commutative);
   planner::Request request;
   request.algorithm = choice.algorithm;
   request.segment_bytes = choice.segment_bytes;

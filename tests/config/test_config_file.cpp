@@ -117,6 +117,29 @@ TEST_CASE("config file: a global native with a rule for some sizes is not always
 
 // Every problem: one line naming the file, the key or rule, the value and what is
 // allowed; only the bad part is dropped.
+// "commutative" (reduce rules): a rule for commutative operations only, or ordered ones.
+TEST_CASE("config file: a reduce rule may name the operations it is for", "[config]") {
+  const auto file = parse_config_text(R"({"rules": [
+      {"collective": "reduce", "commutative": false, "algorithm": "chain"},
+      {"collective": "reduce", "commutative": true, "max_bytes": 4095, "algorithm": "binomial"}]})",
+                                      "ops.json");
+  REQUIRE(file.errors.empty());
+  REQUIRE(file.rules.size() == 2);
+  CHECK(file.rules[0].commutative == 0);
+  CHECK(file.rules[1].commutative == 1);
+  canopy::config::Settings s;
+  s.rules = file.rules;
+  CHECK(s.choice_for(Collective::Reduce, 100, 4, false).algorithm == "chain");
+  CHECK(s.choice_for(Collective::Reduce, 100, 4, true).algorithm == "binomial");
+  CHECK(s.choice_for(Collective::Reduce, 8192, 4, true).algorithm == "auto");
+  CHECK(s.choice_for(Collective::Reduce, 8192, 4).algorithm == "auto");  // a broadcast's default: commutative
+  // Ranks compare rules through their canonical text: the key is in it.
+  CHECK(canopy::config::canonical({file.rules[0]}) != canopy::config::canonical({file.rules[1]}));
+  Rule any = file.rules[0];
+  any.commutative = -1;
+  CHECK(canopy::config::canonical({any}) != canopy::config::canonical({file.rules[0]}));
+}
+
 TEST_CASE("config file: bad entries give one clear line each and are dropped alone", "[config]") {
   struct Case {
     const char* rule;
@@ -131,6 +154,8 @@ TEST_CASE("config file: bad entries give one clear line each and are dropped alo
       {R"({"collective": "reduce", "segment_bytes": "big"})", "segment_bytes=\"big\" is not valid (allowed: \"auto\" or an integer >= 0)"},
       {R"({"collective": "reduce", "max_size": 5, "algorithm": "chain"})", "unknown key \"max_size\" (allowed: collective, min_bytes"},
       {R"({"collective": "reduce"})", "sets neither algorithm nor segment_bytes"},
+      {R"({"collective": "reduce", "commutative": "yes", "algorithm": "chain"})", "commutative=\"yes\" is not valid (allowed: true, false)"},
+      {R"({"collective": "bcast", "commutative": true, "algorithm": "chain"})", "commutative applies to reduce rules only"},
       {R"({"collective": "reduce", "min_bytes": 10, "max_bytes": 5, "algorithm": "chain"})", "min_bytes is larger than max_bytes"},
       {R"(7)", "is not an object"},
   };

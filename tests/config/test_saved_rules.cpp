@@ -30,6 +30,7 @@ Decision decided(Collective c, int ranks, std::int64_t bytes, const std::string&
   d.root = root;
   d.first_bytes = class_first_bytes(size_class(bytes));
   d.last_bytes = class_last_bytes(size_class(bytes));
+  d.commutative = c == Collective::Reduce ? 1 : -1;  // as the shim notes a sum's
   d.algorithm = algorithm;
   d.measured = "measured per call " + algorithm + " 1.0 us; chose " + algorithm;
   return d;
@@ -73,6 +74,7 @@ TEST_CASE("saved rules: one rule per run of adjacent size classes with one choic
   CHECK(rules[0].max_bytes == class_last_bytes(size_class(131072)));
   CHECK(rules[0].algorithm == "native");
   CHECK(rules[0].segment_bytes == Rule::kUnset);
+  CHECK(rules[0].commutative == 1);  // a reduce's rule says which operations it was decided for
   CHECK(rules[1].min_bytes == class_first_bytes(size_class(1 << 20)));
   CHECK(rules[1].max_bytes == class_last_bytes(size_class(1 << 20)));
   CHECK(rules[1].algorithm == "shm-flat");
@@ -80,6 +82,7 @@ TEST_CASE("saved rules: one rule per run of adjacent size classes with one choic
   CHECK(rules[2].algorithm == "native");
   CHECK(rules[3].collective == Collective::Bcast);
   CHECK(rules[3].max_bytes == class_last_bytes(size_class(65536)));
+  CHECK(rules[3].commutative == -1);  // a broadcast has no operation
   // What was measured stands above each rule.
   CHECK(text.find("measured per call shm-flat 1.0 us; chose shm-flat") != std::string::npos);
 }
@@ -97,6 +100,22 @@ TEST_CASE("saved rules: classes apart or with another choice stay apart", "[conf
   CHECK(other[0].algorithm == "native");
   CHECK(other[1].algorithm == "shm-flat");
   CHECK(other[0].max_bytes + 1 == other[1].min_bytes);
+}
+
+TEST_CASE("saved rules: decisions for commutative and ordered operations stay apart", "[config][saved_rules]") {
+  Decision ordered = decided(Collective::Reduce, 2, 65536, "chain");
+  ordered.commutative = 0;
+  const std::string text = saved_rules_text(
+      {decided(Collective::Reduce, 2, 65536, "shm-flat"), ordered, decided(Collective::Reduce, 2, 80000, "shm-flat")},
+      {}, "");
+  const std::vector<Rule> rules = read_back(text);
+  REQUIRE(rules.size() == 2);  // the two sums' classes one rule, the ordered one its own
+  CHECK(text.find("reduce (non-commutative) on 2 ranks, 65536..") != std::string::npos);
+  canopy::config::Settings s;
+  s.rules = rules;
+  CHECK(s.choice_for(Collective::Reduce, 80000, 2, true).algorithm == "shm-flat");
+  CHECK(s.choice_for(Collective::Reduce, 70000, 2, false).algorithm == "chain");
+  CHECK(s.choice_for(Collective::Reduce, 80000, 2, false).algorithm == "auto");  // no ordered decision there
 }
 
 TEST_CASE("saved rules: where trials differ the choice made most often wins, a tie the first", "[config][saved_rules]") {
@@ -164,6 +183,7 @@ TEST_CASE("saved rules: a decision travels between ranks as JSON", "[config][sav
   CHECK(back.root == 5);
   CHECK(back.first_bytes == d.first_bytes);
   CHECK(back.last_bytes == d.last_bytes);
+  CHECK(back.commutative == -1);
   CHECK(back.decided == false);
   CHECK(back.algorithm == "shm-bcast");
   CHECK(back.measured == d.measured);
