@@ -634,3 +634,13 @@ set_tests_properties("${prefix} clean" PROPERTIES FIXTURES_SETUP savedvaryingcle
 set_tests_properties("${prefix} mkdir" PROPERTIES FIXTURES_SETUP savedvaryingdir FIXTURES_REQUIRED savedvaryingclean LABELS mpi)
 set_tests_properties("${prefix} save np4" PROPERTIES FIXTURES_SETUP savedvaryingsave FIXTURES_REQUIRED savedvaryingdir)
 set_tests_properties("${prefix} reuse np4" PROPERTIES FIXTURES_REQUIRED savedvaryingsave)
+# A rule for commutative operations only ("commutative": true, as saved rules write for
+# sums): reduce_special's non-commutative reduces do not meet it (no "cannot plan"
+# warning, which the same algorithm forced by CANOPY_REDUCE_ALGO gives, above), its
+# sums do; every result right.
+add_test(NAME "mpi preload: a rule for commutative operations only"
+         COMMAND ${expect} 0 0 "cannot plan" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 4 $<TARGET_FILE:reduce_special>)
+set_tests_properties("mpi preload: a rule for commutative operations only" PROPERTIES ENVIRONMENT
+                     "CANOPY_CONFIG=${shim_tests}/commutative_rule_config.json;CANOPYTEST_EXPECT_INTERCEPT=1"
+                     LABELS "mpi;preload" TIMEOUT 120)
