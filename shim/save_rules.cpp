@@ -48,10 +48,15 @@ std::string save_rules(const std::string& path, MPI_Comm comm, int* rules) {
   if (all.empty()) return "CANOPY_SAVE_RULES: gathering the ranks' decisions failed; no rules saved";
   std::vector<config::Decision> decisions;
   long all_dropped = 0;
-  for (const std::string& text : all) {
-    const json one = json::parse(text);
-    for (const json& d : one.at("decisions")) decisions.push_back(config::decision_from_json(d));
-    all_dropped += one.at("dropped").get<long>();
+  try {
+    for (const std::string& text : all) {
+      const json one = json::parse(text);
+      for (const json& d : one.at("decisions")) decisions.push_back(config::decision_from_json(d));
+      all_dropped += one.at("dropped").get<long>();
+    }
+  } catch (const std::exception& e) {
+    // Inside MPI_Finalize: nothing may escape to the application.
+    return std::string("CANOPY_SAVE_RULES: a rank's decisions could not be read (") + e.what() + "); no rules saved";
   }
   const Runtime& rt = runtime();
   std::string header = std::string("Written by Canopy ") + CANOPY_VERSION_STRING +
