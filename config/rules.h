@@ -43,4 +43,8 @@ bool is_algorithm_choice(planner::Collective c, const std::string& value);
 // A stable text form of the rules, for the settings fingerprint ranks compare.
 std::string canonical(const std::vector<Rule>& rules);
 
+// One rule as a person reads it: "reduce, 2 ranks, 65536..77935 B, commutative
+// operations: algorithm shm-flat" (canopy-info --check-config).
+std::string describe_rule(const Rule& rule);
+
 }  // namespace canopy::config

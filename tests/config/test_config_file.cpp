@@ -117,6 +117,22 @@ TEST_CASE("config file: a global native with a rule for some sizes is not always
 
 // Every problem: one line naming the file, the key or rule, the value and what is
 // allowed; only the bad part is dropped.
+TEST_CASE("config file: a rule described as a person reads it", "[config]") {
+  const auto file = parse_config_text(R"({"rules": [
+      {"collective": "reduce", "min_ranks": 2, "max_ranks": 2, "min_bytes": 65536, "max_bytes": 77935,
+       "commutative": true, "algorithm": "shm-flat"},
+      {"collective": "bcast", "min_bytes": 4097, "min_ranks": 8, "segment_bytes": 65536},
+      {"collective": "reduce", "max_bytes": 4096, "commutative": false, "algorithm": "chain", "segment_bytes": "auto"}]})",
+                                      "d.json");
+  REQUIRE(file.errors.empty());
+  REQUIRE(file.rules.size() == 3);
+  CHECK(canopy::config::describe_rule(file.rules[0]) ==
+        "reduce, 2 ranks, 65536..77935 B, commutative operations: algorithm shm-flat");
+  CHECK(canopy::config::describe_rule(file.rules[1]) == "bcast, 8 ranks or more, 4097 B or more: segments of 65536 B");
+  CHECK(canopy::config::describe_rule(file.rules[2]) ==
+        "reduce, any ranks, up to 4096 B, non-commutative operations: algorithm chain, segments auto");
+}
+
 // "commutative" (reduce rules): a rule for commutative operations only, or ordered ones.
 TEST_CASE("config file: a reduce rule may name the operations it is for", "[config]") {
   const auto file = parse_config_text(R"({"rules": [
