@@ -370,7 +370,9 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     return native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, rt.copy_in_place_at_nonzero_root);
   };
   auto fallback = [&](FallbackReason why) {
-    return run_native(planner::Collective::Reduce, comm, root, message_bytes(count, datatype), why, native);
+    // The size only feeds the report's records (run_native): not asked of MPI otherwise.
+    const std::int64_t bytes = rt.stats.enabled() ? message_bytes(count, datatype) : -1;
+    return run_native(planner::Collective::Reduce, comm, root, bytes, why, native);
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
   if (rt.always_native(planner::Collective::Reduce)) return fallback(FallbackReason::AlgorithmNative);
@@ -422,7 +424,9 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
   Runtime& rt = runtime();
   auto native = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
   auto fallback = [&](FallbackReason why) {
-    return run_native(planner::Collective::Bcast, comm, root, message_bytes(count, datatype), why, native);
+    // The size only feeds the report's records (run_native): not asked of MPI otherwise.
+    const std::int64_t bytes = rt.stats.enabled() ? message_bytes(count, datatype) : -1;
+    return run_native(planner::Collective::Bcast, comm, root, bytes, why, native);
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
   if (rt.always_native(planner::Collective::Bcast)) return fallback(FallbackReason::AlgorithmNative);
