@@ -58,6 +58,11 @@ CostModel default_model() {
   return m;
 }
 
+double CostModel::direct_copy(std::int64_t bytes) const {
+  const double fixed = kind == "overlap" ? 0.0 : kDirectCopyFixedSeconds;
+  return fixed + kDirectCopyFactor * copy(bytes);  // copy() is 0 where copy_per_byte is
+}
+
 namespace {
 
 // The shortest text that reads back as the same double.

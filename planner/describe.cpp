@@ -56,7 +56,9 @@ std::string peer_list(const std::vector<Step>& steps, Pick pick) {
 }
 
 // "rank r of p: N steps, K scratch slots; receives from ...; sends to ..." and, for a
-// schedule through the staging ring, whom it fetches from and how many segments it stages.
+// schedule through the staging ring, whom it fetches from and how many segments it
+// stages; for a direct one, whom it reads from and writes to, and how many accesses its
+// Expose lets in.
 std::string rank_summary(const Schedule& s, int rank) {
   const std::vector<Step>& steps = s.steps_of(rank);
   std::string out = "rank " + std::to_string(rank) + " of " + std::to_string(s.nranks) + ": " +
@@ -64,11 +66,22 @@ std::string rank_summary(const Schedule& s, int rank) {
                     " scratch slots; receives from " +
                     peer_list(steps, [](const Step& st) { return st.kind == StepKind::Recv; }) + "; sends to " +
                     peer_list(steps, [](const Step& st) { return st.kind == StepKind::Send; });
-  if (s.uses_staging()) {
+  // A direct schedule holds a ring for its exposers' addresses, and may stage nothing
+  // through it: fetches and stages are listed there only for a rank that has some.
+  const bool staged = std::any_of(steps.begin(), steps.end(), [](const Step& st) { return st.is_staging(); });
+  if (s.uses_staging() && (staged || !s.uses_direct())) {
     const auto stages = std::count_if(steps.begin(), steps.end(), [](const Step& st) { return st.kind == StepKind::Stage; });
     out += "; fetches from " + peer_list(steps, [](const Step& st) {
              return st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce;
            }) + "; stages " + std::to_string(stages) + " segments";
+  }
+  if (s.uses_direct()) {
+    const auto exposes = std::find_if(steps.begin(), steps.end(), [](const Step& st) { return st.kind == StepKind::Expose; });
+    out += "; reads from " + peer_list(steps, [](const Step& st) { return st.kind == StepKind::Read; }) +
+           "; writes to " + peer_list(steps, [](const Step& st) { return st.kind == StepKind::Write; }) +
+           (exposes == steps.end() ? "; exposes nothing"
+                                   : "; exposes its buffer to " + std::to_string(exposes->readers) +
+                                         (exposes->readers == 1 ? " access" : " accesses"));
   }
   return out + "\n";
 }
@@ -90,8 +103,9 @@ std::string describe_schedule(const Schedule& s, bool with_steps) {
     return with_steps ? out + describe_steps(s.view_rank, s.steps_of(s.view_rank)) : out;
   }
   const Algorithm* algorithm = find_algorithm(s.collective, s.algorithm);
-  if (s.uses_staging() || (algorithm && !algorithm->composable)) {
-    // Every rank reduces a slice, or data moves through the staging ring: no one tree.
+  if (s.uses_staging() || s.uses_direct() || (algorithm && !algorithm->composable)) {
+    // Every rank reduces a slice, or data moves through the staging ring or straight
+    // between the ranks' memory: no one tree.
     constexpr int kShown = 16;
     std::string out = "no single tree (every rank talks to several): each rank's peers:\n";
     for (int r = 0; r < s.nranks && r < kShown; ++r) out += "  " + rank_summary(s, r);

@@ -76,6 +76,7 @@ Problem level_problem(const Problem& problem, const std::vector<int>& ranks, int
   if (!staging_spans_problem(level)) {
     level.staging_entries = 0;
     level.staging_entry_bytes = 0;
+    level.direct_access = false;  // nor reach into its ranks' memory
   }
   return level;
 }
@@ -88,6 +89,9 @@ Problem upper_problem(const Problem& problem, const Hierarchy& h) {
   // entries, and compose keeps them). Its messages go point to point.
   upper.staging_entries = 0;
   upper.staging_entry_bytes = 0;
+  // Nor exposes: a leader may already expose its buffer in its group's level, and a rank
+  // exposes once per call.
+  upper.direct_access = false;
   return upper;
 }
 
@@ -126,7 +130,8 @@ std::string plan_key(const Problem& p, const Request& r) {
   for (std::int64_t v : {std::int64_t{p.collective == Collective::Reduce}, std::int64_t{p.nranks},
                          std::int64_t{p.root}, p.count, p.element_bytes, std::int64_t{p.commutative},
                          p.segment_bytes, std::int64_t{p.limit}, r.segment_bytes, std::int64_t{r.homogeneous_only},
-                         std::int64_t{r.composable_only}, std::int64_t{p.staging_entries}, p.staging_entry_bytes})
+                         std::int64_t{r.composable_only}, std::int64_t{p.staging_entries}, p.staging_entry_bytes,
+                         std::int64_t{p.direct_access}})
     put(key, v);
   key += "|";
   for (std::int64_t c : p.segment_counts) put(key, c);
@@ -222,12 +227,16 @@ void decline_unless_topology_aware_fits(const Problem& problem, const std::strin
 
 std::vector<Step> merge_after(const std::vector<Step>& first, const std::vector<Step>& second, int segments) {
   std::vector<int> last(segments, -1);  // first's last step on each segment
-  for (int i = 0; i < static_cast<int>(first.size()); ++i) last[first[i].segment] = i;
+  for (int i = 0; i < static_cast<int>(first.size()); ++i)
+    if (first[i].kind != StepKind::Expose) last[first[i].segment] = i;
   std::vector<Step> out;
   out.reserve(first.size() + second.size());
   int taken = 0;  // first's steps already placed
   for (const Step& st : second) {
-    for (; taken <= last[st.segment]; ++taken) out.push_back(first[taken]);
+    // An Expose is the whole accumulator's: after every step of first, whose receives
+    // would otherwise land in segments that others read after it.
+    const int after = st.kind == StepKind::Expose ? static_cast<int>(first.size()) - 1 : last[st.segment];
+    for (; taken <= after; ++taken) out.push_back(first[taken]);
     out.push_back(st);
   }
   for (; taken < static_cast<int>(first.size()); ++taken) out.push_back(first[taken]);
@@ -256,7 +265,9 @@ void check_level(const Schedule& level, const Schedule& whole, int nranks, int r
 // stages, so a rank's stages all come from one level and keep their numbering.
 std::vector<Step> relabel(std::vector<Step> steps, const std::vector<int>& ranks, int slot_offset) {
   for (Step& st : steps) {
-    if (st.is_message() || st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) st.peer = ranks[st.peer];
+    const bool names_peer = st.is_message() || st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce ||
+                            st.kind == StepKind::Read || st.kind == StepKind::Write;  // an Expose names none
+    if (names_peer) st.peer = ranks[st.peer];
     if (st.slot >= 0 && !st.is_staging()) st.slot += slot_offset;
   }
   return steps;
@@ -300,6 +311,7 @@ Schedule compose_hierarchy(const Problem& problem, const Hierarchy& h, const Sch
       out.staging_entries = low.staging_entries;
       out.staging_entry_bytes = low.staging_entry_bytes;
     }
+    out.direct = out.direct || low.direct;
     for (int i = 0; i < static_cast<int>(members.size()); ++i)
       if (i != k) {
         out.steps[members[i]] = relabel(low.steps[i], members, 0);

@@ -117,7 +117,8 @@ Schedule compose_hierarchy(const Problem& problem, const Hierarchy& h, const Sch
 
 // Merges two step lists of one rank, each kept in order: a step of `second` on
 // segment s is placed after `first`'s steps up to and including `first`'s last step
-// on s, and otherwise as early as possible. (Exposed for tests.)
+// on s, and otherwise as early as possible; an Expose of `second` (the whole
+// accumulator's) after all of `first`. (Exposed for tests.)
 std::vector<Step> merge_after(const std::vector<Step>& first, const std::vector<Step>& second, int segments);
 
 }  // namespace canopy::planner

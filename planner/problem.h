@@ -42,6 +42,9 @@ struct Problem {
   // one node, CANOPY_SHM not off. 0 entries: none, and the shm-* algorithms decline.
   int staging_entries = 0;
   std::int64_t staging_entry_bytes = 0;
+  // Whether the ranks of that ring may also read and write each other's memory
+  // (cross-memory attach, CANOPY_CMA): the cma-* algorithms decline without it.
+  bool direct_access = false;
 
   std::int64_t bytes() const { return count * element_bytes; }
 };

@@ -26,6 +26,7 @@ Schedule plan_reduce_scatter_gather_reduce(const Problem&);
 Schedule plan_shm_reduce_scatter_gather_reduce(const Problem&);
 Schedule plan_shm_flat_reduce(const Problem&);
 Schedule plan_shm_bcast_bcast(const Problem&);
+Schedule plan_cma_bcast_bcast(const Problem&);
 
 // Segment sizes as each algorithm cuts them (Algorithm::cut_segment_bytes).
 std::int64_t cut_reduce_scatter_gather_reduce(const Problem&);
@@ -154,6 +155,10 @@ const std::vector<Algorithm>& algorithms() {
        "the root stages each chunk once in the node's staging ring, every rank copies it out; one node (or a "
        "hierarchy's node level)",
        false, nullptr, nullptr, false, true, true, cut_shm_bcast_bcast},
+      {"cma-bcast", Collective::Bcast, plan_cma_bcast_bcast,
+       "every rank copies its share straight from the root's buffer, the root writes a share into each "
+       "(cross-memory attach, one copy per byte); one node",
+       false, nullptr, nullptr, false, true, false, nullptr, nullptr, true},
       {"hierarchical", Collective::Bcast, plan_hierarchical_bcast,
        "one level between clusters (or nodes) and one inside each, composed and pipelined", true},
       {"grid-flat", Collective::Bcast, plan_grid_flat_bcast,

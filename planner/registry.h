@@ -70,6 +70,10 @@ struct Algorithm {
   // the selector simulate an exchange of 16.7 million messages (50 million steps, 26 s
   // and 3 GB for one plan).
   StepsFunction whole_steps = nullptr;
+  // It copies straight between the ranks' buffers by cross-memory attach (the direct
+  // steps, schedule.h) instead of through the ring's entries: a second mechanism on a
+  // node, whose price the model knows less well (bring_staged_forward, select.h).
+  bool direct = false;
 };
 
 // A tree's whole schedule: up to four steps per rank and segment (send, receive,

@@ -80,6 +80,30 @@ Step Step::fetch_reduce(int writer, int segment, int stage_number, bool incoming
   return s;
 }
 
+Step Step::expose(int accessors) {
+  Step s;
+  s.kind = StepKind::Expose;
+  s.segment = 0;  // not a segment's step: the whole accumulator
+  s.readers = accessors;
+  s.buffer = Buffer::Accumulator;
+  return s;
+}
+
+Step Step::read(int exposer, int segment) {
+  Step s;
+  s.kind = StepKind::Read;
+  s.peer = exposer;
+  s.segment = segment;
+  s.buffer = Buffer::Accumulator;
+  return s;
+}
+
+Step Step::write(int exposer, int segment) {
+  Step s = read(exposer, segment);
+  s.kind = StepKind::Write;
+  return s;
+}
+
 bool Step::operator==(const Step& o) const {
   return kind == o.kind && peer == o.peer && segment == o.segment && buffer == o.buffer &&
          slot == o.slot && incoming_is_left == o.incoming_is_left && readers == o.readers;
@@ -118,6 +142,7 @@ Schedule project(const Schedule& s, int rank) {
   view.view_rank = rank;
   view.staging_entries = s.staging_entries;
   view.staging_entry_bytes = s.staging_entry_bytes;
+  view.direct = s.direct;
   return view;
 }
 
@@ -138,6 +163,9 @@ const char* to_string(StepKind k) {
     case StepKind::Stage: return "stage";
     case StepKind::Fetch: return "fetch";
     case StepKind::FetchReduce: return "fetch-reduce";
+    case StepKind::Expose: return "expose";
+    case StepKind::Read: return "read";
+    case StepKind::Write: return "write";
   }
   return "?";
 }
@@ -175,6 +203,12 @@ std::string describe(const Step& s) {
       const std::string own = s.buffer == Buffer::Input ? "input" : "acc";
       return "fetch-reduce " + seg + ": acc = " + (s.incoming_is_left ? staged + " op " + own : own + " op " + staged);
     }
+    case StepKind::Expose:
+      return "expose acc for " + std::to_string(s.readers) + (s.readers == 1 ? " access" : " accesses");
+    case StepKind::Read:
+      return "read " + seg + " of " + std::to_string(s.peer) + "'s acc -> acc";
+    case StepKind::Write:
+      return "write " + seg + " of acc -> " + std::to_string(s.peer) + "'s acc";
   }
   return "?";
 }

@@ -16,6 +16,16 @@
 // of that entry's previous use has released it; readers name the stage by (peer, slot).
 // origin is where the ring's previous call left off (shim/staging.h): within one call it
 // only renames entries, so the validator and the simulator take it as 0.
+// Ranks of one node whose processes may also read and write each other's memory
+// (cross-memory attach: process_vm_readv/writev, probed when the ring is made) can move
+// a segment with one copy instead of two: a rank Exposes its accumulator for `readers`
+// Read and Write steps of other ranks; a Read copies a segment of the exposer's
+// accumulator into the reader's, a Write copies one of the writer's into the exposer's.
+// The exposer's call does not end before those steps are over. Its own steps do not
+// write a segment others read from it after the Expose, and do not touch one others
+// write into it; no segment is written into it twice, or both written into it and read
+// from it (the validator checks all four). Broadcasts only, for now: there the
+// accumulator is the user's bytes on every rank (shim/collectives.cpp packs other types).
 // Steps run in list order. Sends and receives are nonblocking when issued; a step
 // that needs data (a send of the accumulator, a reduce of a slot) waits for the
 // receive that produces it. That is exactly how shim/executor interprets it.
@@ -51,6 +61,11 @@ enum class StepKind : std::uint8_t {
                 // the staged operand on the left when `incoming_is_left`; X is `buffer`:
                 // the Accumulator, or this rank's Input (the segment's first write, in
                 // place of a Copy before it: one pass over the data instead of two)
+  // Direct steps, between ranks of one node (see the top of this file):
+  Expose,  // this rank's Accumulator may be read and written by `readers` Read/Write steps
+           // of other ranks from here on, in this call; at most one Expose per rank
+  Read,    // Accumulator[segment] = rank `peer`'s exposed Accumulator[segment]
+  Write,   // rank `peer`'s exposed Accumulator[segment] = this rank's Accumulator[segment]
 };
 
 struct Step {
@@ -63,7 +78,8 @@ struct Step {
   // result is slot (op) accumulator; false gives accumulator (op) slot. Matters only
   // for non-commutative operations, and the validator checks it.
   bool incoming_is_left = false;
-  std::int32_t readers = 0;   // Stage only: how many steps read the staged segment
+  std::int32_t readers = 0;   // Stage: how many steps read the staged segment; Expose: how
+                              // many Read and Write steps of other ranks use the accumulator
 
   static Step send(int peer, int segment, Buffer from = Buffer::Accumulator);
   static Step recv_into_slot(int peer, int segment, int slot);
@@ -74,9 +90,13 @@ struct Step {
   static Step fetch(int writer, int segment, int stage_number);
   static Step fetch_reduce(int writer, int segment, int stage_number, bool incoming_is_left,
                            Buffer with = Buffer::Accumulator);
+  static Step expose(int accessors);
+  static Step read(int exposer, int segment);
+  static Step write(int exposer, int segment);
 
   bool is_message() const { return kind == StepKind::Send || kind == StepKind::Recv; }
   bool is_staging() const { return kind == StepKind::Stage || kind == StepKind::Fetch || kind == StepKind::FetchReduce; }
+  bool is_direct() const { return kind == StepKind::Expose || kind == StepKind::Read || kind == StepKind::Write; }
 
   bool operator==(const Step& other) const;
 };
@@ -104,6 +124,9 @@ struct Schedule {
   // The staging ring the Stage steps use (0 entries: the schedule stages nothing).
   int staging_entries = 0;
   std::int64_t staging_entry_bytes = 0;
+  // Whether its steps read or write other ranks' memory (Expose, Read, Write): it needs
+  // a ring (for the exposers' addresses and counters) whose ranks may do that.
+  bool direct = false;
 
   bool is_view() const { return view_rank >= 0; }
   // Whether this schedule holds `rank`'s steps (every rank, or the view's rank).
@@ -118,6 +141,7 @@ struct Schedule {
   std::int64_t largest_segment_count() const;
   std::size_t total_steps() const;
   bool uses_staging() const { return staging_entries > 0; }
+  bool uses_direct() const { return direct; }
 };
 
 // The rank view of `schedule` (a whole schedule, or already that rank's view): the

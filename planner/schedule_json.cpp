@@ -29,6 +29,12 @@ json step_to_json(const Step& s) {
       if (s.buffer == Buffer::Input)
         return json::array({"fetch-reduce", s.peer, s.segment, s.slot, s.incoming_is_left ? "left" : "right", "input"});
       return json::array({"fetch-reduce", s.peer, s.segment, s.slot, s.incoming_is_left ? "left" : "right"});
+    case StepKind::Expose:
+      return json::array({"expose", s.readers});  // the whole accumulator: no segment
+    case StepKind::Read:
+      return json::array({"read", s.peer, s.segment});
+    case StepKind::Write:
+      return json::array({"write", s.peer, s.segment});
   }
   return json();
 }
@@ -98,6 +104,15 @@ Step step_from_json(const json& j) {
     return Step::fetch_reduce(as_int(j[1], "peer"), as_int(j[2], "segment"), as_int(j[3], "stage"), side == "left",
                               j.size() == 6 ? Buffer::Input : Buffer::Accumulator);
   }
+  if (kind == "expose") {
+    need(2);
+    return Step::expose(as_int(j[1], "readers"));
+  }
+  if (kind == "read" || kind == "write") {
+    need(3);
+    const int peer = as_int(j[1], "peer"), segment = as_int(j[2], "segment");
+    return kind == "read" ? Step::read(peer, segment) : Step::write(peer, segment);
+  }
   bad("unknown step kind '" + kind + "'");
 }
 
@@ -124,6 +139,7 @@ json schedule_to_json(const Schedule& s) {
            {"steps", std::move(steps)}};
   if (s.is_view()) out["view_rank"] = s.view_rank;
   if (s.uses_staging()) out["staging"] = {{"entries", s.staging_entries}, {"entry_bytes", s.staging_entry_bytes}};
+  if (s.uses_direct()) out["direct"] = true;  // absent: false, as in logs written before it
   return out;
 }
 
@@ -164,6 +180,10 @@ Schedule schedule_from_json(const json& j) {
     s.staging_entries = as_int((*it)["entries"], "staging entries");
     s.staging_entry_bytes = (*it)["entry_bytes"].get<std::int64_t>();
     if (s.staging_entries < 1 || s.staging_entry_bytes < 1) bad("staging entries and entry_bytes must be positive");
+  }
+  if (auto it = j.find("direct"); it != j.end()) {
+    if (!it->is_boolean()) bad("direct must be true or false");
+    s.direct = it->get<bool>();
   }
   for (const auto& n : field("slots")) s.slots.push_back(as_int(n, "slots entry"));
   for (const auto& rank : field("steps")) {

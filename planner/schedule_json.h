@@ -8,8 +8,12 @@
 // Steps are compact tuples: ["send",peer,segment,"input"|"acc"],
 // ["recv",peer,segment,"acc"], ["recv",peer,segment,"slot",slot],
 // ["reduce",segment,slot,"left"|"right"] (which side the received operand is on),
-// ["copy",segment]. A rank view (Schedule::view_rank) adds "view_rank": r and lists
-// that rank's steps and slots alone.
+// ["copy",segment]; through the staging ring ["stage",segment,"input"|"acc",stage,readers],
+// ["fetch",peer,segment,stage], ["fetch-reduce",peer,segment,stage,"left"|"right"] (a
+// sixth field "input": it combines with the input), and "staging":{"entries":N,
+// "entry_bytes":B}; the direct steps ["expose",readers], ["read",peer,segment] and
+// ["write",peer,segment], and "direct":true. A rank view (Schedule::view_rank) adds
+// "view_rank": r and lists that rank's steps and slots alone.
 #pragma once
 
 #include <nlohmann/json.hpp>

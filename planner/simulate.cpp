@@ -35,6 +35,7 @@ class EventRun {
         const StepKind k = s.steps[r][i].kind;
         if (k == StepKind::Send) ports_[r][0].queue.push_back(i);
         else if (k == StepKind::Recv) ports_[r][recv_port()].queue.push_back(i);
+        else if (k == StepKind::Expose) continue;  // computes nothing: no port to hold
         else if (!m.overlap)
           for (auto& port : ports_[r]) port.queue.push_back(i);  // computation holds every port
       }
@@ -99,6 +100,8 @@ class EventRun {
         }
         post_[r][i] = std::max(clock_[r], ready);
         clock_[r] = post_[r][i];
+      } else if (st.kind == StepKind::Expose) {
+        if (!expose(r, i)) break;
       } else {
         double start = clock_[r];
         const std::int64_t bytes = s_.segment_bytes(st.segment);
@@ -116,20 +119,25 @@ class EventRun {
             if (freed == kUnset) break;
             start = std::max(start, freed);
           }
+        } else if (st.is_direct()) {
+          // A Read or Write: once its peer has exposed the accumulator, a copy between the
+          // two processes by this rank's core, as a fetch is (not a transfer between ports).
+          const double exposed = done(st.peer, match_.partner[r][i].index);
+          if (exposed == kUnset) break;
+          start = std::max(start, exposed);
+          cost = cross_package(r, st.peer, bytes, m_.direct_copy(bytes));
+          if (st.kind == StepKind::Write) {  // it reads this rank's segment: the data must be there
+            const double ready = done(r, acc_writer_[r][st.segment]);
+            if (ready == kUnset) break;
+            start = std::max(start, ready);
+          }
         } else if (st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) {
           const StepRef stage = match_.partner[r][i];
           const double staged = done(stage.rank, stage.index);
           if (staged == kUnset) break;
           start = std::max(start, staged + (m_.kind == "overlap" ? 0.0 : kStagingHandoffSeconds));
           if (st.kind == StepKind::FetchReduce) cost = m_.reduce(bytes);
-          // Reading an entry on another package streams it over the link between the
-          // packages: no faster than that link carries it. Decisions: the slower of
-          // the two rates, not their sum, since the loads and the copy (or combine)
-          // overlap in one pass; and the link's bytes only, not its per-message alpha
-          // (an MPI message's overhead, measured by ping-pong), since a staged read
-          // pays its own hand-over (kStagingHandoffSeconds) instead.
-          if (const Topology* t = net_.topology(); t && t->package_link && !t->same_package(r, st.peer))
-            cost = std::max(cost, t->package_link->transfer(bytes) - t->package_link->alpha);
+          cost = cross_package(r, st.peer, bytes, cost);
         }
         if (st.kind == StepKind::Reduce) {
           const double operand = done(r, slot_writer_[r][st.slot]);
@@ -137,7 +145,7 @@ class EventRun {
           start = std::max(start, operand);
           cost = m_.reduce(bytes);
         }
-        if (st.kind != StepKind::Stage) {  // a stage reads the segment; the others write it
+        if (writes_own_segment(st)) {
           const double acc_ready = done(r, acc_writer_[r][st.segment]);
           if (acc_ready == kUnset) break;
           start = std::max(start, acc_ready);
@@ -149,7 +157,7 @@ class EventRun {
         }
         timing_[r][i] = {start, start + cost};
         clock_[r] = start + cost;
-        if (st.kind != StepKind::Stage) acc_writer_[r][st.segment] = i;
+        if (writes_own_segment(st)) acc_writer_[r][st.segment] = i;
         if (st.kind == StepKind::Stage)
           for (const StepRef& reader : match_.readers_of[r][st.slot]) wake(reader.rank);
         if (st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) wake(st.peer);
@@ -164,6 +172,39 @@ class EventRun {
       progress = true;
     }
     return progress;
+  }
+
+  // Rank r's Expose, step i: it waits for the receives into its accumulator that are
+  // still landing (as the validator's run), then lets its Read and Write accessors go.
+  // It takes no time; the exposer's call lasts until the last access ends, and those
+  // accesses are the accessors' steps, so the makespan covers them. False: it must wait.
+  bool expose(int r, int i) {
+    double start = clock_[r];
+    for (const int writer : acc_writer_[r]) {
+      const double landed = done(r, writer);
+      if (landed == kUnset) return false;
+      start = std::max(start, landed);
+    }
+    timing_[r][i] = {start, start};
+    clock_[r] = start;
+    for (const StepRef& accessor : match_.accessors_of[r]) wake(accessor.rank);
+    return true;
+  }
+
+  // Whether a local step writes this rank's accumulator segment (a Stage and a Write read it).
+  static bool writes_own_segment(const Step& st) { return st.kind != StepKind::Stage && st.kind != StepKind::Write; }
+
+  // The cost of a copy (or combine) on rank r of `bytes` that lie on rank `peer`'s side
+  // (a staged entry, an exposed accumulator): reading or writing memory on another
+  // package streams it over the link between the packages, no faster than that link
+  // carries it. Decisions: the slower of the two rates, not their sum, since the loads
+  // and the copy (or combine) overlap in one pass; and the link's bytes only, not its
+  // per-message alpha (an MPI message's overhead, measured by ping-pong), since a staged
+  // read pays its own hand-over (kStagingHandoffSeconds) and a direct one its system call instead.
+  double cross_package(int r, int peer, std::int64_t bytes, double cost) const {
+    if (const Topology* t = net_.topology(); t && t->package_link && !t->same_package(r, peer))
+      return std::max(cost, t->package_link->transfer(bytes) - t->package_link->alpha);
+    return cost;
   }
 
   // When every reader of rank r's stage k has finished with it; kUnset while one has not.

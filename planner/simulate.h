@@ -11,6 +11,10 @@
 // (schedule.h) are the rank's own work: a stage costs a copy and starts once its ring
 // entry is free, a fetch a copy and a fetch-reduce a reduction, each once its stage ended
 // and kStagingHandoffSeconds more (in models of seconds: not in the (d, c) model).
+// Direct steps too: an Expose takes no time and waits for the receives into the rank's
+// accumulator to land; a Read or Write costs CostModel::direct_copy on the accessor's
+// core once its peer's Expose has run (the exposer's call lasts until the last access
+// ends: those are the accessors' steps, inside the makespan).
 #pragma once
 
 #include <string>

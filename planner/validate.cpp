@@ -28,6 +28,17 @@ std::string where(int rank, int index, const Step& step) {
          ")";
 }
 
+// An Expose, Read or Write (schedule.h): only where the schedule says it reaches into
+// other ranks' memory (the shim then checks that the ring's ranks may), and only in a
+// broadcast, where the accumulator is the user's bytes on every rank.
+void check_direct_shape(const Schedule& s, int r, int i, const Step& st, std::vector<std::string>& errors) {
+  if (!s.uses_direct()) errors.push_back(where(r, i, st) + ": the schedule is not direct");
+  if (!s.uses_staging()) errors.push_back(where(r, i, st) + ": the schedule has no ring to expose through");
+  if (s.collective != Collective::Bcast) errors.push_back(where(r, i, st) + ": direct steps are for broadcasts only");
+  if (st.buffer != Buffer::Accumulator) errors.push_back(where(r, i, st) + ": a direct step moves the accumulator only");
+  if (st.kind == StepKind::Expose && st.readers < 1) errors.push_back(where(r, i, st) + ": an expose needs an accessor");
+}
+
 }  // namespace
 
 bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
@@ -70,8 +81,12 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
     if (s.slots[h] < 0) errors.push_back("rank " + std::to_string(r) + " has a negative number of slots");
     for (int i = 0; i < static_cast<int>(s.steps[h].size()); ++i) {
       const Step& st = s.steps[h][i];
-      const bool comm = st.is_message() || st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce;
-      if (st.segment < 0 || st.segment >= nseg) errors.push_back(where(r, i, st) + ": no such segment");
+      const bool comm = st.is_message() || st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce ||
+                        st.kind == StepKind::Read || st.kind == StepKind::Write;
+      // An Expose is the whole accumulator's: its segment (and peer) mean nothing, and
+      // nothing reads them.
+      const bool of_segment = st.kind != StepKind::Expose;
+      if (of_segment && (st.segment < 0 || st.segment >= nseg)) errors.push_back(where(r, i, st) + ": no such segment");
       if (comm && (st.peer < 0 || st.peer >= s.nranks || st.peer == r))
         errors.push_back(where(r, i, st) + ": bad peer");
       if (st.is_staging()) {
@@ -92,10 +107,13 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
                              (st.kind == StepKind::Recv && st.buffer == Buffer::Slot);
       if (uses_slot && (st.slot < 0 || st.slot >= s.slots[r]))
         errors.push_back(where(r, i, st) + ": slot outside 0.." + std::to_string(s.slots[r] - 1));
-      const bool moves = st.is_message() || st.kind == StepKind::Stage || st.kind == StepKind::Fetch;
+      if (st.is_direct()) check_direct_shape(s, r, i, st, errors);
+      const bool moves = st.is_message() || st.kind == StepKind::Stage || st.kind == StepKind::Fetch || st.is_direct();
       if (s.collective == Collective::Bcast && !moves)
-        errors.push_back(where(r, i, st) + ": a broadcast only moves data (send, receive, stage, fetch)");
-      if (s.collective == Collective::Bcast && moves && st.buffer != Buffer::Accumulator)
+        errors.push_back(where(r, i, st) + ": a broadcast only moves data (send, receive, stage, fetch, expose, "
+                                           "read, write)");
+      // (A direct step's buffer has its own check above.)
+      if (s.collective == Collective::Bcast && moves && !st.is_direct() && st.buffer != Buffer::Accumulator)
         errors.push_back(where(r, i, st) + ": a broadcast moves the accumulator (user buffer) only");
       if (st.kind == StepKind::Send && st.buffer == Buffer::Slot)
         errors.push_back(where(r, i, st) + ": sending from a slot is not supported");
@@ -151,6 +169,107 @@ bool match_stages(const Schedule& s, Matching& out, std::vector<std::string>& er
   return ok;
 }
 
+// Whether the step writes this rank's own accumulator segment (st.segment).
+bool writes_accumulator(const Step& st) {
+  switch (st.kind) {
+    case StepKind::Recv: return st.buffer == Buffer::Accumulator;
+    case StepKind::Reduce:
+    case StepKind::Copy:
+    case StepKind::Fetch:
+    case StepKind::FetchReduce:
+    case StepKind::Read: return true;
+    case StepKind::Send:
+    case StepKind::Stage:
+    case StepKind::Expose:
+    case StepKind::Write: return false;  // a Write fills the peer's
+  }
+  return false;
+}
+
+std::string rank_name(int r) { return "rank " + std::to_string(r); }
+
+// The accesses to rank e's exposed accumulator race with nothing (validate.h): the run
+// below cannot see a race, since it runs one order of the ranks' steps, not all of them.
+bool check_direct_races(const Schedule& s, const Matching& m, int e, std::vector<std::string>& errors) {
+  const std::size_t before = errors.size();
+  const int nseg = static_cast<int>(s.segments.size());
+  std::vector<StepRef> reader(nseg), writer(nseg);  // an access of each kind per segment (for the errors)
+  for (const StepRef& a : m.accessors_of[e]) {
+    const Step& st = s.steps[a.rank][a.index];
+    if (st.kind == StepKind::Read) {
+      if (reader[st.segment].rank < 0) reader[st.segment] = a;
+    } else if (writer[st.segment].rank >= 0) {
+      errors.push_back(where(a.rank, a.index, st) + ": segment " + std::to_string(st.segment) + " of " + rank_name(e) +
+                       " is written by " + rank_name(writer[st.segment].rank) + " too");
+    } else {
+      writer[st.segment] = a;
+    }
+  }
+  for (int k = 0; k < nseg; ++k)
+    if (reader[k].rank >= 0 && writer[k].rank >= 0) {
+      const StepRef a = reader[k];
+      errors.push_back(where(a.rank, a.index, s.steps[a.rank][a.index]) + ": " + rank_name(writer[k].rank) +
+                       " writes that segment into " + rank_name(e) + ", and nothing orders the write before the read");
+    }
+  const std::vector<Step>& own = s.steps[e];
+  for (int i = 0; i < static_cast<int>(own.size()); ++i) {
+    const Step& st = own[i];
+    if (st.kind == StepKind::Expose) continue;
+    if (writer[st.segment].rank >= 0)
+      errors.push_back(where(e, i, st) + ": touches a segment that " + rank_name(writer[st.segment].rank) +
+                       " writes into this rank");
+    else if (i > m.expose[e] && writes_accumulator(st) && reader[st.segment].rank >= 0)
+      errors.push_back(where(e, i, st) + ": writes a segment after exposing it to " +
+                       rank_name(reader[st.segment].rank) + ", which reads it");
+  }
+  return errors.size() == before;
+}
+
+// Pairs the direct steps (validate.h): every Read and Write with its peer's one Expose.
+bool match_direct(const Schedule& s, Matching& out, std::vector<std::string>& errors) {
+  out.expose.assign(s.nranks, -1);
+  out.accessors_of.assign(s.nranks, {});
+  bool ok = true;
+  for (int r = 0; r < s.nranks; ++r)
+    for (int i = 0; i < static_cast<int>(s.steps[r].size()); ++i) {
+      const Step& st = s.steps[r][i];
+      if (st.kind != StepKind::Expose) continue;
+      if (out.expose[r] >= 0) {
+        errors.push_back(where(r, i, st) + ": exposes the accumulator again (step " + std::to_string(out.expose[r]) +
+                         " did)");
+        ok = false;
+      } else {
+        out.expose[r] = i;
+      }
+    }
+  for (int r = 0; r < s.nranks; ++r)
+    for (int i = 0; i < static_cast<int>(s.steps[r].size()); ++i) {
+      const Step& st = s.steps[r][i];
+      if (st.kind != StepKind::Read && st.kind != StepKind::Write) continue;
+      const int e = out.expose[st.peer];
+      if (e < 0) {
+        errors.push_back(where(r, i, st) + ": " + rank_name(st.peer) + " exposes nothing");
+        ok = false;
+        continue;
+      }
+      out.partner[r][i] = {st.peer, e};
+      out.accessors_of[st.peer].push_back({r, i});
+    }
+  for (int r = 0; r < s.nranks && ok; ++r) {
+    if (out.expose[r] < 0) continue;
+    const Step& st = s.steps[r][out.expose[r]];
+    if (static_cast<int>(out.accessors_of[r].size()) != st.readers) {
+      errors.push_back(where(r, out.expose[r], st) + ": accessed by " + std::to_string(out.accessors_of[r].size()) +
+                       " steps, declares " + std::to_string(st.readers));
+      ok = false;
+    }
+  }
+  if (!ok) return false;
+  for (int r = 0; r < s.nranks; ++r)
+    if (out.expose[r] >= 0) ok = check_direct_races(s, out, r, errors) && ok;
+  return ok;
+}
+
 }  // namespace
 
 bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& errors) {
@@ -177,6 +296,7 @@ bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& 
   std::stable_sort(sends.begin(), sends.end(), pair_order);
   std::stable_sort(recvs.begin(), recvs.end(), pair_order);
   bool ok = match_stages(s, out, errors);
+  ok = match_direct(s, out, errors) && ok;
   // Walk both lists pair by pair, in the pairs' order (that of the errors too).
   std::size_t i = 0, j = 0;
   while (i < sends.size() || j < recvs.size()) {
@@ -243,6 +363,7 @@ class SymbolicRun {
     message_.resize(s.nranks);
     staged_.resize(s.nranks);
     reads_.resize(s.nranks);
+    exposed_.assign(s.nranks, false);
     for (int r = 0; r < s.nranks; ++r) {
       slots_[r].resize(s.slots[r]);
       posted_[r].assign(s.steps[r].size(), false);
@@ -285,6 +406,7 @@ class SymbolicRun {
   bool advance(int r, std::vector<std::string>& errors) {
     const int i = pc_[r];
     const Step& st = s_.steps[r][i];
+    if (st.kind == StepKind::Expose) return expose(r);  // the whole accumulator's: no segment
     SegmentState& acc = acc_[r][st.segment];
     auto fail = [&](const std::string& why) {
       errors.push_back(where(r, i, st) + ": " + why);
@@ -396,7 +518,41 @@ class SymbolicRun {
         acc.sent = false;
         break;
       }
+      case StepKind::Read: {
+        if (!exposed_[st.peer]) return false;  // waits for the exposer
+        const RankSet& theirs = acc_[st.peer][st.segment].content;
+        if (theirs.empty()) return fail("reads a segment that holds no data");
+        if (acc.pending_recv >= 0) return fail("reads into a segment while a receive into it is pending");
+        if (!acc.content.empty() && !acc.sent) return fail("overwrites a partial result that was never sent");
+        acc.content = theirs;
+        acc.written = true;
+        acc.sent = false;
+        break;
+      }
+      case StepKind::Write: {
+        if (!exposed_[st.peer]) return false;  // waits for the exposer
+        RankSet content;
+        if (!outgoing(r, st, acc, content, fail)) return false;
+        // No step of the exposer touches the segment (check_direct_races): nothing of its own is overwritten.
+        SegmentState& theirs = acc_[st.peer][st.segment];
+        theirs.content = content;
+        theirs.written = true;
+        theirs.sent = false;
+        break;
+      }
+      case StepKind::Expose: break;  // advanced above
     }
+    ++pc_[r];
+    return true;
+  }
+
+  // Rank r's Expose: once no receive into its accumulator is pending (so that no data
+  // lands in a segment while another rank reads it), its Read and Write accessors may go.
+  bool expose(int r) {
+    for (const SegmentState& seg : acc_[r])
+      if (seg.pending_recv >= 0) return false;  // the send that completes it wakes r
+    exposed_[r] = true;
+    for (const StepRef& accessor : m_.accessors_of[r]) wake(accessor.rank);
     ++pc_[r];
     return true;
   }
@@ -419,8 +575,9 @@ class SymbolicRun {
       return true;
     }
     if (acc.pending_recv >= 0) return false;  // waits for the receive that fills it
-    if (acc.content.empty()) return fail(std::string(st.kind == StepKind::Stage ? "stages" : "sends") +
-                                         " a segment that holds no data");
+    if (acc.content.empty())
+      return fail(std::string(st.kind == StepKind::Stage ? "stages" : st.kind == StepKind::Write ? "writes" : "sends") +
+                  " a segment that holds no data");
     content = acc.content;
     acc.sent = true;
     return true;
@@ -476,6 +633,7 @@ class SymbolicRun {
   std::vector<std::vector<RankSet>> message_;  // content captured when a send is posted
   std::vector<std::vector<RankSet>> staged_;   // [rank][stage number]: content captured when staged
   std::vector<std::vector<int>> reads_;        // [rank][stage number]: fetches done
+  std::vector<bool> exposed_;                  // [rank]: its Expose has run
   std::deque<int> work_;                       // ranks that may progress
   std::vector<bool>* queued_ = nullptr;
 };

@@ -11,7 +11,9 @@
 // ring steps (schedule.h) run with the executor's semantics too: a Stage waits until
 // its ring entry's previous use has been read by all its readers, a Fetch or
 // FetchReduce waits for its Stage; a ring too small for the schedule's order deadlocks
-// and is rejected.
+// and is rejected. Direct steps too: an Expose waits until no receive into the rank's
+// accumulator is pending, a Read or Write waits for its peer's Expose; a Read must find
+// data in the segment it copies, a Write must have it.
 #pragma once
 
 #include <string>
@@ -47,14 +49,25 @@ struct StepRef {
   int index = -1;
 };
 struct Matching {
-  std::vector<std::vector<StepRef>> partner;  // a Fetch or FetchReduce: the Stage it reads
+  // A Fetch or FetchReduce: the Stage it reads; a Read or Write: the Expose it uses.
+  std::vector<std::vector<StepRef>> partner;
   // stage[r][k]: rank r's k-th Stage step; readers_of[r][k]: the steps that read it.
   std::vector<std::vector<int>> stage;
   std::vector<std::vector<std::vector<StepRef>>> readers_of;
+  // expose[r]: rank r's Expose step (-1: none); accessors_of[r]: the Read and Write
+  // steps of other ranks that use its accumulator.
+  std::vector<int> expose;
+  std::vector<std::vector<StepRef>> accessors_of;
 };
 // Staged segments pair by name: a Fetch or FetchReduce of (peer w, stage k) reads w's
 // k-th Stage, which must be of the same segment and declare exactly that many readers;
 // a rank's Stage steps are numbered 0, 1, 2, ... in order.
+// Direct steps pair by rank: a Read or Write of peer e uses e's one Expose, which must
+// declare exactly as many accessors as name it. The rules that make the accesses race
+// with nothing are checked here too, since they need no run: after its Expose a rank
+// writes no segment that others read from it, no rank touches a segment others write
+// into it, no two Writes fill one segment, and no segment is both written into a rank
+// and read from it (nothing orders the Write before the Read).
 // Returns false and appends to `errors` when messages do not pair up.
 bool match_messages(const Schedule& schedule, Matching& out, std::vector<std::string>& errors);
 

@@ -5,6 +5,7 @@
 
 #include "planner/cost_model.h"
 #include "planner/schedule_json.h"
+#include "planner/staged.h"
 #include "planner/tree.h"
 #include "support.h"
 
@@ -28,6 +29,9 @@ void check_equal(const Schedule& a, const Schedule& b) {
     CHECK(a.segments[k].count == b.segments[k].count);
   }
   CHECK(a.slots == b.slots);
+  CHECK(a.staging_entries == b.staging_entries);
+  CHECK(a.staging_entry_bytes == b.staging_entry_bytes);
+  CHECK(a.direct == b.direct);
   REQUIRE(a.steps.size() == b.steps.size());
   for (std::size_t r = 0; r < a.steps.size(); ++r) {
     REQUIRE(a.steps[r].size() == b.steps[r].size());
@@ -50,6 +54,10 @@ std::vector<Schedule> samples() {
   Schedule s = out[1];
   s.steps[0].push_back(Step::reduce(0, 1, true));
   out.push_back(s);
+  // The direct steps (expose, read, write) and the ring and flag they come with.
+  Problem direct = with_staging_ring(make_problem(Collective::Bcast, 4, 1, 50000, 1, true, 0, default_model()));
+  direct.direct_access = true;
+  out.push_back(plan_with("cma-bcast", direct));
   return out;
 }
 
@@ -85,12 +93,12 @@ TEST_CASE("Schedule JSON: the documented compact step tuples", "[json]") {
   s.nranks = 1;
   s.steps = {{Step::send(1, 2, Buffer::Input), Step::send(3, 4, Buffer::Accumulator), Step::recv_into_slot(5, 6, 7),
               Step::recv_into_accumulator(8, 9), Step::reduce(10, 11, true), Step::reduce(12, 13, false),
-              Step::copy(14)}};
+              Step::copy(14), Step::expose(15), Step::read(16, 17), Step::write(18, 19)}};
   s.slots = {0};
   const json j = schedule_to_json(s);
   CHECK(j["steps"][0] == json::parse(R"([["send",1,2,"input"],["send",3,4,"acc"],["recv",5,6,"slot",7],
                                          ["recv",8,9,"acc"],["reduce",10,11,"left"],["reduce",12,13,"right"],
-                                         ["copy",14]])"));
+                                         ["copy",14],["expose",15],["read",16,17],["write",18,19]])"));
   CHECK(j["collective"] == "reduce");
   check_equal(schedule_from_json(j), s);
 }

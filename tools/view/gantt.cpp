@@ -32,11 +32,16 @@ KindStyle style_of(StepKind k) {
     case StepKind::Stage: return {"stage", "#17becf", kSend};
     case StepKind::Fetch: return {"fetch", "#bcbd22", kRecv};
     case StepKind::FetchReduce: return {"fetch-reduce", "#8c564b", kCompute};
+    // Direct steps are copies too, by the accessor's core: a write out in the send lane,
+    // a read in the receive lane. An expose takes no time and is never drawn.
+    case StepKind::Expose: return {"expose", "#7f7f7f", kCompute};
+    case StepKind::Read: return {"read", "#e377c2", kRecv};
+    case StepKind::Write: return {"write", "#d62728", kSend};
   }
   return {"?", "black", kCompute};
 }
 
-constexpr int kStepKinds = static_cast<int>(StepKind::FetchReduce) + 1;
+constexpr int kStepKinds = static_cast<int>(StepKind::Write) + 1;
 
 // A bar: one step, or neighbouring steps merged because they were too thin to see.
 struct Bar {
@@ -90,6 +95,14 @@ std::vector<Bar> lane_bars(const Schedule& s, const Simulation& sim, int rank, L
     merged.push_back(std::move(b));
   }
   return merged;
+}
+
+// Whether any step of `s` is of the kinds `is` picks (Step::is_staging, is_direct).
+bool has_step(const Schedule& s, bool (Step::*is)() const) {
+  for (const auto& steps : s.steps)
+    for (const Step& st : steps)
+      if ((st.*is)()) return true;
+  return false;
 }
 
 }  // namespace
@@ -154,14 +167,21 @@ std::string gantt_svg(const Schedule& s, const Simulation& sim, const CostModel&
                                                               {"receive", style_of(StepKind::Recv).colour},
                                                               {"reduce", style_of(StepKind::Reduce).colour},
                                                               {"copy", style_of(StepKind::Copy).colour}};
-  if (s.uses_staging())
+  // A direct schedule has a ring too (for the exposers' addresses) that it may stage nothing through.
+  const bool staged = s.uses_staging() && has_step(s, &Step::is_staging);
+  const bool direct = s.uses_direct();
+  if (staged)
     for (StepKind k : {StepKind::Stage, StepKind::Fetch, StepKind::FetchReduce})
       legend.push_back({style_of(k).name, style_of(k).colour});  // NOLINT
+  if (direct)
+    for (StepKind k : {StepKind::Read, StepKind::Write}) legend.push_back({style_of(k).name, style_of(k).colour});
   doc.legend(o.width - right + 16, top + 8, legend);
   const double below = top + 84 + 16.0 * static_cast<double>(legend.size() - 4);
   doc.text(o.width - right + 16, below, "lanes per rank:");
-  doc.text(o.width - right + 16, below + 16, s.uses_staging() ? "send, stage / receive," : "send / receive /");
-  doc.text(o.width - right + 16, below + 32, s.uses_staging() ? "fetch / reduce, copy" : "reduce, copy");
+  const std::string copies_out = std::string(staged ? ", stage" : "") + (direct ? ", write" : "");
+  const std::string copies_in = std::string(staged ? "fetch" : "") + (staged && direct ? ", " : "") + (direct ? "read" : "");
+  doc.text(o.width - right + 16, below + 16, "send" + copies_out + " / receive" + (copies_in.empty() ? " /" : ","));
+  doc.text(o.width - right + 16, below + 32, copies_in.empty() ? "reduce, copy" : copies_in + " / reduce, copy");
   return doc.str();
 }
 
