@@ -21,8 +21,9 @@ namespace {
 
 const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
 const char* const kFaults[] = {"none", "planner-error", "invalid-schedule", "shm-unavailable",
-                               "shm-posix-unavailable"};
+                               "shm-posix-unavailable", "cma-unavailable"};
 const char* const kShmAllowed = "auto, window, posix, off";
+const char* const kCmaAllowed = "auto, on, off";
 const char* const kTopologyAllowed = "auto, none, or a path to a JSON topology file";
 const char* const kBooleanAllowed = "1, 0, true, false, on, off, yes, no";
 // 64 MiB: a probe that large already takes over a second on a 500 Mbit/s link.
@@ -178,7 +179,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "Testing only: planner-error makes the planner fail and invalid-schedule corrupts every schedule so "
        "the validator rejects it; either way native MPI runs, with the reason counted and logged. "
        "shm-unavailable makes the staging ring's creation fail (CANOPY_SHM), shm-posix-unavailable only its POSIX "
-       "shared memory",
+       "shared memory, cma-unavailable the ring's probe of cross-memory attach (CANOPY_CMA)",
        "CANOPY_FAULT=planner-error"},
       {"CANOPY_VERIFY", "boolean", "0", kBooleanAllowed,
        "Before each call the ranks compare a hash of its arguments and plan (one 16-byte MPI_Allreduce per "
@@ -209,6 +210,12 @@ const std::vector<SettingSpec>& setting_specs() {
        "message "
        "point-to-point. Where the ring cannot be made, that call and the communicator's later ones run without it",
        "CANOPY_SHM=off"},
+      {"CANOPY_CMA", "name", "auto", kCmaAllowed,
+       "Cross-memory attach (process_vm_readv/writev) between the ranks of a staging ring (CANOPY_SHM): each rank "
+       "copies its share of a broadcast straight from the root's buffer, one copy per byte (cma-bcast). auto and "
+       "on probe it when the ring is made (the kernel may refuse: kernel.yama.ptrace_scope above 0, seccomp) and "
+       "offer cma-bcast where it works; on also warns once where it does not. off: never",
+       "CANOPY_CMA=off"},
       {"CANOPY_FINALIZE_PROGRESS", "boolean", "1", kBooleanAllowed,
        "With MPICH over UCX: a helper thread keeps UCX progressing while MPI_Finalize waits for the other "
        "ranks, so a rank still closing its connections gets its peers' answers (MPICH 4.0.x otherwise hangs "
@@ -357,6 +364,10 @@ ParseResult parse_settings(const Environment& env) {
   if (const auto* v = find("CANOPY_SHM")) {
     if (*v == "auto" || *v == "window" || *v == "posix" || *v == "off") s.shm = *v;
     else bad("CANOPY_SHM", *v, kShmAllowed, "no staging ring (as off)"), s.shm = "off";
+  }
+  if (const auto* v = find("CANOPY_CMA")) {
+    if (*v == "auto" || *v == "on" || *v == "off") s.cma = *v;
+    else bad("CANOPY_CMA", *v, kCmaAllowed, "no cross-memory attach (as off)"), s.cma = "off";
   }
   if (const auto* v = find("CANOPY_TOPOLOGY")) {
     // A path is only read at MPI_Init (by world rank 0, which knows the ranks and nodes).

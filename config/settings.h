@@ -66,6 +66,9 @@ struct Settings {
   // where the staging ring cannot be made) or "off" (no staging ring: every message
   // point-to-point). shim/staging.h.
   std::string shm = "auto";
+  // CANOPY_CMA: "auto" (probe cross-memory attach when a ring is made, use it where it
+  // works), "on" (the same, and warn where it does not) or "off". shim/staging.h.
+  std::string cma = "auto";
 };
 
 // One row of the spec table: what --list-settings and the README show.

@@ -313,10 +313,13 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
     // (Every plan of a communicator asks for the same entries: with_staging_ring.)
     const int entries = candidate.schedule.staging_entries;
     const std::int64_t entry_bytes = candidate.schedule.staging_entry_bytes;
+    // (A direct schedule stages nothing: its segments need not fit an entry.)
+    const bool direct = candidate.schedule.uses_direct();
     bool fits = true;
-    for (const planner::Segment& s : *segments) fits = fits && s.count * key.element_bytes <= entry_bytes;
+    for (const planner::Segment& s : *segments) fits = fits && (direct || s.count * key.element_bytes <= entry_bytes);
     ring = fits ? state.staging_ring(entries, entry_bytes) : nullptr;
-    without_ring = !ring || ring->entries() != entries || ring->entry_bytes() != entry_bytes;
+    without_ring = !ring || ring->entries() != entries || ring->entry_bytes() != entry_bytes ||
+                   (direct && !ring->direct());
   }
   const bool trial = plan.trialling();
   CallRecord* record = rt.stats.enabled() && !candidate.native ? record_of(candidate, key, state.size(), bytes) : nullptr;
@@ -474,6 +477,8 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     const int run = execute(c.schedule, cut, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm(),
                             c.fusions_for(state->rank(), false), state->executor_scratch());
     if (err == MPI_SUCCESS) err = run;
+    if (const std::string& failed = state->executor_scratch().direct_error; !failed.empty())
+      rt.log->error("MPI_Bcast ({}): {}; the call fails with MPI_ERR_OTHER", c.name(), failed);
     if (!direct && !is_root && bytes > 0 && err == MPI_SUCCESS)
       err = unpack_elements(packed, bytes, buffer, count, datatype, state->comm());
     return err;

@@ -349,6 +349,12 @@ bool CommState::staging_offered() const {
   return planner::staging_ring_allowed(ranks_per_node());
 }
 
+bool CommState::direct_offered() const {
+  // Before the ring is made its probe has not run: direct schedules are offered, and
+  // dropped if it fails (every rank alike).
+  return runtime().settings.cma != "off" && staging_offered() && !(staging_ && !staging_->direct());
+}
+
 StagingRing* CommState::staging_ring(int entries, std::int64_t entry_bytes) {
   if (staging_ || staging_failed_) return staging_.get();
   Runtime& rt = runtime();
@@ -360,10 +366,25 @@ StagingRing* CommState::staging_ring(int entries, std::int64_t entry_bytes) {
                             : rt.settings.shm == "posix" ? RingMemory::Posix
                                                          : RingMemory::Auto;
   const RingFaults faults{rt.settings.fault == "shm-unavailable",
-                          rt.settings.fault == "shm-unavailable" || rt.settings.fault == "shm-posix-unavailable"};
+                          rt.settings.fault == "shm-unavailable" || rt.settings.fault == "shm-posix-unavailable",
+                          rt.settings.fault == "cma-unavailable"};
   ring_world_ranks_ = world_ranks_of(private_comm_, size_);
   staging_ = StagingRing::create(private_comm_, entries, entry_bytes, topology_ ? topology_->node : one_node, ring_world_ranks_,
-                                 world, memory, faults, why);
+                                 world, memory, faults, why, rt.settings.cma != "off");
+  if (staging_ && rt.settings.cma != "off" && !staging_->direct()) {
+    // Every rank learnt it here: plans that offered direct schedules are made again
+    // without them (plan()). Said once per communicator, at warn where the user asked
+    // for cross-memory attach (CANOPY_CMA=on).
+    drop_direct_plans_ = true;
+    if (rank_ == 0) {
+      const std::string line = fmt::format(
+          "cross-memory attach between the {} ranks of a communicator does not work ({}); its broadcasts use the "
+          "staging ring, point-to-point schedules or native MPI instead",
+          size_, staging_->direct_why());
+      if (rt.settings.cma == "on") rt.log->warn("CANOPY_CMA=on: {}", line);
+      else rt.log->info("{}", line);
+    }
+  }
   if (staging_ && rank_ == 0) {
     if (staging_->reused())
       rt.log->debug(
@@ -556,7 +577,7 @@ CandidateBuild candidate_for(const planner::Problem& problem, const planner::Cho
 std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t count, int rank, int size,
                                              const std::shared_ptr<const planner::Topology>& topology,
                                              const planner::CostModel& model, bool learning, bool staging,
-                                             bool trial_cheap, const ClassChoices* adopt) {
+                                             bool direct, bool trial_cheap, const ClassChoices* adopt) {
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
@@ -569,6 +590,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
   problem.model = model;
   problem.topology = topology;
   if (staging) problem = planner::with_staging_ring(problem);
+  problem.direct_access = staging && direct;
   // The global settings, or what a CANOPY_CONFIG rule says for this size (rules come
   // with exact counts: PlanKey).
   const config::Choice choice = rt.settings.choice_for(key.collective, problem.bytes(), size, key.commutative);
@@ -661,11 +683,11 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
         }
       }
     }
-    // Trials also try the ring's best schedule where the model ranks it below those
-    // (planner::bring_staged_forward says why), still within kTrialPriceRatio below.
-    if (tune && staging && request.algorithm == "auto" &&
-        planner::bring_staged_forward(ranked, wanted, problem.collective))
-      ++wanted;
+    // Trials also try the ring's best schedule where the model ranks it below those, and
+    // the best of the other node mechanism (cross-memory attach against the ring's
+    // entries; planner::bring_staged_forward says why), still within kTrialPriceRatio below.
+    if (tune && staging && request.algorithm == "auto")
+      wanted += planner::bring_staged_forward(ranked, wanted, problem.collective);
     const double best_price = ranked.front().predicted;
     for (const planner::Choice& c : ranked) {
       const planner::Algorithm* a = planner::find_algorithm(problem.collective, c.algorithm);
@@ -789,10 +811,10 @@ struct PlanRecipe {
   std::int64_t count;
   int rank, size;
   planner::CostModel model;
-  bool learning, staging, trial_cheap;
+  bool learning, staging, direct, trial_cheap;
   bool operator==(const PlanRecipe& o) const {
     return key == o.key && count == o.count && rank == o.rank && size == o.size && learning == o.learning &&
-           staging == o.staging && trial_cheap == o.trial_cheap && model == o.model;
+           staging == o.staging && direct == o.direct && trial_cheap == o.trial_cheap && model == o.model;
   }
 };
 constexpr std::size_t kRememberedPlans = 64;
@@ -852,6 +874,14 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
                          [](const Candidate& c) { return !c.native && c.schedule.uses_staging(); });
     });
   }
+  if (drop_direct_plans_) {
+    // The ring was made without cross-memory attach: the same for direct schedules.
+    drop_direct_plans_ = false;
+    drop_plans([](const PlanKey&, const CachedPlan& plan) {
+      return std::any_of(plan.candidates.begin(), plan.candidates.end(),
+                         [](const Candidate& c) { return !c.native && c.schedule.uses_direct(); });
+    });
+  }
   if (drop_cheap_native_plans_ || drop_warm_plans_) {
     // Plans kept native for being cheap are made again with trials through the ring where
     // their native calls are warm: when the ring was made, those that had run native
@@ -875,12 +905,12 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
   std::unique_ptr<CachedPlan> made;
   // (Taken once: if this plan is evicted and made again, its native calls count afresh.)
   const bool trial_cheap = staging_ != nullptr && warm_cheap_keys_.erase(key) > 0;
-  const PlanRecipe recipe{key, count, rank_, size_, model_, learning_, staging_offered(), trial_cheap};
+  const PlanRecipe recipe{key, count, rank_, size_, model_, learning_, staging_offered(), direct_offered(), trial_cheap};
   // Another root of this size class was planned before: its choices are built for this
   // root (not remembered for other communicators: the plan depends on this one's past).
   ClassChoices* known = topology_ ? nullptr : class_choices(key);
   if (known)
-    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.trial_cheap,
+    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.direct, recipe.trial_cheap,
                             known);
   if (!made && !topology_) {
     made = remembered_plan(recipe);
@@ -891,7 +921,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
                               planner::summarize(c.schedule));
   }
   if (!made) {
-    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.trial_cheap,
+    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.direct, recipe.trial_cheap,
                             nullptr);
     if (!topology_) remember_plan(recipe, *made);
   }

@@ -269,6 +269,9 @@ class CommState {
   // them failed, the nodes are known (a topology, or MPI_Init found one node) and no node
   // holds more of the ranks than a ring is offered to (planner/staged.h).
   bool staging_offered() const;
+  // Whether new plans may use direct schedules (cross-memory attach through the ring's
+  // board): a ring is offered, CANOPY_CMA is not off, and the ring, if made, probed it.
+  bool direct_offered() const;
   // CANOPY_RING_AFTER: called after each call that ran native for being cheap (a plan
   // whose native_why is AutoBelowThreshold), with the model's price of it. Once those
   // prices add up to the setting, makes the staging ring (collective: the same calls and
@@ -343,6 +346,7 @@ class CommState {
   std::vector<int> ring_world_ranks_;  // the processes staging_ serves (for StagingRing::park)
   bool staging_failed_ = false;
   bool drop_staged_plans_ = false;  // set when the ring fails: plan() drops plans using it
+  bool drop_direct_plans_ = false;  // set when the ring has no cross-memory attach: the same for direct plans
   bool drop_cheap_native_plans_ = false;  // set when the ring is made: plan() drops warm cheap plans
   // CANOPY_RING_AFTER: the prices and number of this communicator's cheap calls so far,
   // and whether the rule is done here (a ring made or found impossible).

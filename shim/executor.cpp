@@ -134,11 +134,17 @@ class RankRun {
           if (step.buffer == Buffer::Input) fetch_reduce_input(step, acc(step.segment), stream_);
           else fetch_reduce(step, acc(step.segment));
           break;
+        case StepKind::Expose: expose(step); break;
+        case StepKind::Read:
+        case StepKind::Write: access(step); break;
       }
     }
     for (auto& r : sends_) note(wait_politely(&r));
     for (auto& r : acc_recv_) note(wait_politely(&r));
     for (auto& r : slot_recv_) note(wait_politely(&r));
+    // Last: the others may still be copying from or into this rank's accumulator, and
+    // their copies wait on nothing of this rank's but its Expose.
+    if (exposed_) b_.ring->wait_exposed();
     return error_;
   }
 
@@ -349,6 +355,40 @@ class RankRun {
     }
   }
 
+  // Direct steps (schedule.h), broadcasts only: the accumulator is this rank's bytes on
+  // every rank (a user buffer of a dense type, or the packed copy collectives.cpp made),
+  // so a segment is at the same byte offset in every rank's accumulator.
+  void expose(const Step& st) {
+    for (auto& r : acc_recv_) note(wait_politely(&r));  // what the others read is here
+    b_.ring->expose(b_.accumulator, st.readers);
+    exposed_ = true;
+  }
+
+  void access(const Step& st) {
+    const std::int64_t offset = segments_[st.segment].first * layout_.size;
+    std::string why;
+    bool ok = packed_is_layout();
+    if (!ok) why = "the accumulator's datatype is not contiguous bytes";
+    if (st.kind == StepKind::Read) {
+      before_write(st.segment);
+      ok = b_.ring->read(st.peer, offset, acc(st.segment), ok ? bytes(st.segment) : 0, why) && ok;
+    } else {
+      note(wait_politely(&acc_recv_[st.segment]));
+      ok = b_.ring->write(st.peer, offset, acc(st.segment), ok ? bytes(st.segment) : 0, why) && ok;
+    }
+    // The kernel refused a copy that the ring's probe had made: this call fails as an MPI
+    // call whose transport failed would (MPI_ERR_OTHER through the communicator's error
+    // handler) rather than leave a wrong result; the peer is not left waiting.
+    if (!ok) {
+      note(MPI_ERR_OTHER);
+      if (direct_error_.empty()) direct_error_ = why;
+    }
+  }
+
+ public:
+  const std::string& direct_error() const { return direct_error_; }
+
+ private:
   const Schedule& s_;
   const std::vector<planner::Segment>& segments_;
   const int rank_;
@@ -365,6 +405,8 @@ class RankRun {
   std::vector<MPI_Request>& sends_;
   std::vector<std::vector<std::size_t>>& readers_;
   char* open_entry_ = nullptr;  // the ring entry a fused segment is being built in
+  bool exposed_ = false;        // this call exposed the accumulator (Expose)
+  std::string direct_error_;    // why a Read or Write failed, if one did
   int error_ = MPI_SUCCESS;
 };
 
@@ -449,7 +491,10 @@ std::vector<Fused> fusions_for(const Schedule& s, int rank, bool input_is_accumu
 int execute(const Schedule& schedule, const std::vector<planner::Segment>& segments, int rank,
             const ExecutionBuffers& buffers, const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm,
             const std::vector<Fused>& fusions, ExecutorScratch& scratch) {
-  return RankRun(schedule, segments, rank, buffers, layout, op, comm, fusions, scratch).run();
+  RankRun run(schedule, segments, rank, buffers, layout, op, comm, fusions, scratch);
+  const int err = run.run();
+  scratch.direct_error = run.direct_error();
+  return err;
 }
 
 }  // namespace canopy::shim

@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 
+#include <string>
 #include <vector>
 
 #include "planner/schedule.h"
@@ -40,6 +41,7 @@ struct ExecutorScratch {
   std::vector<MPI_Request> slot_recv;             // pending receive into each slot
   std::vector<MPI_Request> sends;                 // every send posted, completed at the end
   std::vector<std::vector<std::size_t>> readers;  // sends indices reading each segment
+  std::string direct_error;                       // the last call's failed Read or Write, if any
 };
 
 struct ExecutionBuffers {

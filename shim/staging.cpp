@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -147,7 +148,8 @@ struct StagingRing::Layout {
 std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, std::int64_t entry_bytes,
                                                  const std::vector<int>& node_of,
                                                  const std::vector<int>& world_ranks, const WorldNode& world,
-                                                 RingMemory memory, const RingFaults& fail, std::string& why) {
+                                                 RingMemory memory, const RingFaults& fail, std::string& why,
+                                                 bool probe_direct) {
   int size = 0, rank = 0;
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_rank(comm, &rank);
@@ -225,7 +227,7 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, std
   if (memory == RingMemory::Window) tries = {RingMemory::Window};
   else if (memory == RingMemory::Posix) tries = {RingMemory::Posix};
   else tries = {RingMemory::Posix, RingMemory::Window};
-  const std::int64_t part = static_cast<std::int64_t>(entries) * (kFlagBytes + entry_bytes);
+  const std::int64_t part = static_cast<std::int64_t>(entries) * (kFlagBytes + entry_bytes) + kBoardBytes;
   std::string reasons;
   for (RingMemory from : tries) {
     std::unique_ptr<StagingRing> ring(new StagingRing());
@@ -244,6 +246,8 @@ std::unique_ptr<StagingRing> StagingRing::create(MPI_Comm comm, int entries, std
       ring->node_ranks_ = static_cast<int>(
           std::count_if(ring->base_.begin(), ring->base_.end(), [](const char* part) { return part != nullptr; }));
       ring->sequence_ = rings_made.fetch_add(1);
+      ring->pid_ = layout.pid;
+      if (probe_direct) ring->probe_direct(comm, layout, fail.direct);
       why.clear();
       return ring;
     }
@@ -395,6 +399,7 @@ bool StagingRing::allocate_window(MPI_Comm comm, const Layout& layout, std::int6
     // which is then also the barrier: no rank reads another's flags before they are
     // zeroed.
     std::memset(base, 0, static_cast<std::size_t>(entries_ * kFlagBytes));
+    std::memset(base + entries_ * (kFlagBytes + entry_bytes_), 0, static_cast<std::size_t>(kBoardBytes));
   }
   if (!everywhere(ok, comm)) {
     if (win_ != MPI_WIN_NULL) PMPI_Win_free(&win_);
@@ -459,6 +464,120 @@ const char* StagingRing::wait_for(int writer, int stage, std::int64_t bytes) {
 
 void StagingRing::release(int writer, int stage) {
   __atomic_fetch_add(acks(writer, entry_of(stage)), 1, __ATOMIC_RELEASE);
+}
+
+// The probe's word: each process's own id, read and written back by its node's
+// previous rank.
+namespace {
+volatile std::uint64_t probe_word = 0;
+
+std::string ptrace_scope() {
+  char text[8] = {0};
+  const int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY);
+  if (fd < 0) return {};
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return {};
+  std::string v(text, static_cast<std::size_t>(n));
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+  return v;
+}
+}  // namespace
+
+void StagingRing::probe_direct(MPI_Comm comm, const Layout& layout, bool fail) {
+  probe_word = static_cast<std::uint64_t>(getpid());
+  // Every rank's probe word's address, through the board (the ring's memory is there).
+  board(rank_)[1] = reinterpret_cast<std::uint64_t>(&probe_word);
+  std::string mine;
+  int ok = everywhere(1, comm) ? 1 : 0;  // (a barrier: every address is on its board)
+  // The next rank of this node in the node's order, if the node has another.
+  const int size = static_cast<int>(layout.node.size());
+  int next = -1;
+  for (int k = 1; k < size && next < 0 && ok; ++k) {
+    const int r = (layout.rank + k) % size;
+    if (layout.same_node(r)) next = r;
+  }
+  if (ok && next >= 0) {
+    std::uint64_t got = 0;
+    const std::uint64_t want = static_cast<std::uint64_t>(pid_[next]);
+    iovec local{&got, sizeof got};
+    iovec remote{reinterpret_cast<void*>(board(next)[1]), sizeof got};
+    if (fail) {
+      ok = 0;
+      mine = "process_vm_readv refused (CANOPY_FAULT=cma-unavailable)";
+    } else if (process_vm_readv(pid_[next], &local, 1, &remote, 1, 0) != static_cast<ssize_t>(sizeof got)) {
+      ok = 0;
+      mine = system_error("process_vm_readv of process " + std::to_string(pid_[next]), errno);
+    } else if (got != want) {
+      ok = 0;
+      mine = "process_vm_readv of process " + std::to_string(pid_[next]) + " read " + std::to_string(got) +
+             " where it wrote " + std::to_string(want);
+    } else if (iovec back{&got, sizeof got};
+               process_vm_writev(pid_[next], &back, 1, &remote, 1, 0) != static_cast<ssize_t>(sizeof got)) {
+      ok = 0;
+      mine = system_error("process_vm_writev into process " + std::to_string(pid_[next]), errno);
+    }
+    if (!ok) {
+      const std::string scope = ptrace_scope();
+      if (!scope.empty() && scope != "0") mine += " (kernel.yama.ptrace_scope=" + scope + ")";
+    }
+  }
+  direct_ = everywhere(ok, comm);  // (after it, no rank reads a probe word's address)
+  board(rank_)[1] = 0;
+  if (direct_) {
+    direct_why_.clear();
+    return;
+  }
+  // One reason for every rank: the first failing rank's own, through a gather of lengths
+  // would cost another collective; rank 0 says its own, or that another rank failed.
+  direct_why_ = mine.empty() ? std::string("cross-memory attach failed on another rank of the node") : mine;
+}
+
+void StagingRing::expose(void* address, int accesses) {
+  std::uint64_t* line = board(rank_);
+  promised_accesses_ += static_cast<std::uint64_t>(std::max(accesses, 0));
+  line[1] = reinterpret_cast<std::uint64_t>(address);
+  __atomic_store_n(&line[0], call_, __ATOMIC_RELEASE);
+}
+
+bool StagingRing::access(int exposer, std::int64_t offset, void* local, std::size_t bytes, bool write,
+                         std::string& error) {
+  std::uint64_t* line = board(exposer);
+  const std::uint64_t want = call_;
+  wait_until([&] { return __atomic_load_n(&line[0], __ATOMIC_ACQUIRE) == want; }, progress_);
+  char* remote_at = reinterpret_cast<char*>(line[1]) + offset;
+  bool ok = true;
+  // The kernel may copy less than asked (it stops at a page it cannot pin): go on from there.
+  for (std::size_t done = 0; done < bytes;) {
+    iovec mine{static_cast<char*>(local) + done, bytes - done};
+    iovec theirs{remote_at + done, bytes - done};
+    const ssize_t n = write ? process_vm_writev(pid_[exposer], &mine, 1, &theirs, 1, 0)
+                            : process_vm_readv(pid_[exposer], &mine, 1, &theirs, 1, 0);
+    if (n <= 0) {
+      error = system_error(std::string(write ? "process_vm_writev into" : "process_vm_readv of") + " rank " +
+                               std::to_string(exposer) + "'s buffer",
+                           n < 0 ? errno : EFAULT);
+      ok = false;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  // Over, copied or not: the exposer must not wait for ever.
+  __atomic_fetch_add(&line[2], 1, __ATOMIC_RELEASE);
+  return ok;
+}
+
+bool StagingRing::read(int exposer, std::int64_t offset, void* local, std::size_t bytes, std::string& error) {
+  return access(exposer, offset, local, bytes, false, error);
+}
+
+bool StagingRing::write(int exposer, std::int64_t offset, const void* local, std::size_t bytes, std::string& error) {
+  return access(exposer, offset, const_cast<void*>(local), bytes, true, error);
+}
+
+void StagingRing::wait_exposed() {
+  const std::uint64_t* done = &board(rank_)[2];
+  wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= promised_accesses_; }, progress_);
 }
 
 }  // namespace canopy::shim

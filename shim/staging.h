@@ -29,6 +29,16 @@
 // more calls: its tags count on, and an entry is reused only once its reads are over.
 // Waiting is polite: a few spins, then sched_yield, so an oversubscribed node's ranks
 // give their core to the rank they wait for.
+//
+// The ring also carries the direct steps' board (planner/schedule.h: Expose, Read,
+// Write): after its entries, each rank's part holds one cache line with the call tag
+// and address of the accumulator it exposes, and how many accesses to it have ended
+// over the ring's life. A reader or writer copies with process_vm_readv/writev
+// (cross-memory attach, Linux 3.2): one copy from one process's memory into another's,
+// no staging. create() probes it (CANOPY_CMA): every rank of a node reads and writes a
+// word of its next rank's private memory, and the ranks agree; where the kernel refuses
+// (kernel.yama.ptrace_scope above 0 without CAP_SYS_PTRACE, a seccomp filter, another
+// user's processes) the ring has no direct access, and direct schedules do not run.
 #pragma once
 
 #include <mpi.h>
@@ -57,6 +67,7 @@ enum class RingMemory { Auto, Window, Posix };
 struct RingFaults {
   bool window = false;
   bool posix = false;
+  bool direct = false;  // cma-unavailable: the probe of cross-memory attach fails
 };
 
 class StagingRing {
@@ -79,7 +90,8 @@ class StagingRing {
   static std::unique_ptr<StagingRing> create(MPI_Comm comm, int entries, std::int64_t entry_bytes,
                                              const std::vector<int>& node_of,
                                              const std::vector<int>& world_ranks, const WorldNode& world,
-                                             RingMemory memory, const RingFaults& fail, std::string& why);
+                                             RingMemory memory, const RingFaults& fail, std::string& why,
+                                             bool probe_direct = false);
   // The application freed the communicator of `ring`, made over `world_ranks` by create():
   // a ring in POSIX memory is kept for the next communicator over the same processes (at
   // most kParkedRings of them, the oldest unmapped first); any other is freed (a window's
@@ -144,6 +156,24 @@ class StagingRing {
   // may use in part, one rank at a time (the ring's making 0.9 -> 4.5 ms; the first 30
   // calls 4.3 -> 7.8 ms).
   bool touched_new_entries() const { return first_touch_; }
+  // Cross-memory attach between this ring's ranks: whether create() was asked to probe
+  // it and every rank's probe worked (the same answer on every rank); if not, this
+  // rank's reason.
+  bool direct() const { return direct_; }
+  const std::string& direct_why() const { return direct_why_; }
+  // This call exposes this rank's accumulator at `address` to `accesses` Read and Write
+  // steps of other ranks.
+  void expose(void* address, int accesses);
+  // Copies `bytes` between `local` and the bytes at `offset` of rank `exposer`'s exposed
+  // accumulator of this call (waiting for it to be exposed): a Read (into `local`) or a
+  // Write (from it). Either way the access then counts as over for the exposer. False,
+  // with the system's reason in `error`, if the kernel did not copy all of it.
+  bool read(int exposer, std::int64_t offset, void* local, std::size_t bytes, std::string& error);
+  bool write(int exposer, std::int64_t offset, const void* local, std::size_t bytes, std::string& error);
+  // Waits until every access this rank's exposures promised is over (the end of a call
+  // that exposed: until then the others may still be copying from or into it).
+  void wait_exposed();
+
   // A private buffer of at least `bytes` (an operand unpacked or combined on the right).
   char* scratch(std::size_t bytes) {
     if (scratch_.size() < bytes) scratch_.resize(bytes);
@@ -152,7 +182,15 @@ class StagingRing {
 
  private:
   static constexpr std::int64_t kFlagBytes = 64;
+  static constexpr std::int64_t kBoardBytes = 64;  // the direct steps' line, after the entries
   struct Layout;
+  // The board of `rank`: exposed call tag, address, accesses ended.
+  std::uint64_t* board(int rank) const {
+    return reinterpret_cast<std::uint64_t*>(base_[rank] + entries_ * (kFlagBytes + entry_bytes_));
+  }
+  bool access(int exposer, std::int64_t offset, void* local, std::size_t bytes, bool write, std::string& error);
+  // Collective over `comm`: every rank reads and writes a word of its node's next rank.
+  void probe_direct(MPI_Comm comm, const Layout& layout, bool fail);
   StagingRing() = default;
   // One try at the ring's memory, collective over `comm`; true on every rank or on none.
   bool map_posix(MPI_Comm comm, const Layout& layout, std::int64_t part_bytes, bool fail, std::string& mine);
@@ -195,6 +233,10 @@ class StagingRing {
   int node_ranks_ = 0;  // the ranks that share this ring (those with a part in base_)
   std::uint64_t sequence_ = 0;
   double allocate_seconds_ = 0;
+  bool direct_ = false;
+  std::string direct_why_ = "not probed (CANOPY_CMA=off)";
+  std::vector<int> pid_;                     // each rank's process id
+  std::uint64_t promised_accesses_ = 0;      // accesses this rank's exposures promised, over the ring's life
 };
 
 }  // namespace canopy::shim

@@ -58,7 +58,7 @@ endforeach()
 # allowed (from rank 0 only), and native MPI gives right results.
 set(expect ${shim_tests}/expect_output.sh)
 foreach(setting "CANOPY_REDUCE_ALGO=fastest" "CANOPY_SEGMENT_BYTES=lots" "CANOPY_MODEL=/no/such/model"
-                "CANOPY_RHO=0" "CANOPY_PROBE_BYTES=0")
+                "CANOPY_RHO=0" "CANOPY_PROBE_BYTES=0" "CANOPY_CMA=maybe")
   string(REGEX REPLACE "=.*" "" var "${setting}")
   string(REGEX REPLACE ".*=" "" value "${setting}")
   add_test(NAME "mpi preload: bad setting ${var}"
@@ -473,6 +473,24 @@ foreach(case "window|MPI_Win_allocate_shared refused" "posix|shm_open refused")
                        ENVIRONMENT "CANOPY_SHM=${memory};CANOPY_FAULT=shm-unavailable;${staged_env}"
                        LABELS "mpi;preload" TIMEOUT 120)
 endforeach()
+
+# Cross-memory attach refused (forced with CANOPY_FAULT=cma-unavailable, as a kernel
+# with kernel.yama.ptrace_scope=1 refuses it): with CANOPY_CMA=on rank 0 says so once
+# per communicator, naming the reason; the forced cma-bcast then cannot plan (one line),
+# the ring's other schedules or native MPI run, and every result is right. With
+# CANOPY_CMA=off no probe runs and nothing is said of it.
+add_test(NAME "mpi preload: cross-memory attach unavailable, broadcasts fall back"
+         COMMAND ${expect} 1 4 "CANOPY_CMA=on: cross-memory attach between the 3 ranks .* does not work \\(process_vm_readv refused \\(CANOPY_FAULT=cma-unavailable\\)\\)" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:bcast_matrix>)
+set_tests_properties("mpi preload: cross-memory attach unavailable, broadcasts fall back" PROPERTIES
+                     ENVIRONMENT "CANOPY_CMA=on;CANOPY_FAULT=cma-unavailable;CANOPY_BCAST_ALGO=cma-bcast"
+                     LABELS "mpi;preload" TIMEOUT 120)
+add_test(NAME "mpi preload: CANOPY_CMA=off, the forced cma-bcast cannot plan"
+         COMMAND ${expect} 1 1 "CANOPY_BCAST_ALGO=cma-bcast cannot plan bcast on 3 ranks .*CANOPY_CMA not off" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:bcast_matrix>)
+set_tests_properties("mpi preload: CANOPY_CMA=off, the forced cma-bcast cannot plan" PROPERTIES
+                     ENVIRONMENT "CANOPY_CMA=off;CANOPY_BCAST_ALGO=cma-bcast;EXPECT_OUTPUT_ABSENT=cross-memory attach between the .* does not work"
+                     LABELS "mpi;preload" TIMEOUT 120)
 
 # Where the ring's memory comes from: auto takes POSIX shared memory and removes its
 # name from /dev/shm once every rank has mapped it (posix_segment.sh checks that the
