@@ -265,14 +265,24 @@ Plan make_plan(const Problem& problem, const Request& request) {
   return plan;
 }
 
-bool bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collective collective) {
-  const auto staged = std::find_if(ranked.begin(), ranked.end(), [collective](const Choice& c) {
-    const Algorithm* a = find_algorithm(collective, c.algorithm);
-    return a && a->staged;
-  });
-  if (staged == ranked.end() || static_cast<std::size_t>(staged - ranked.begin()) < first) return false;
-  std::rotate(ranked.begin() + static_cast<std::ptrdiff_t>(first), staged, staged + 1);
-  return true;
+std::size_t bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collective collective) {
+  // Places the best choice of the staged algorithms that `direct` selects at `at`, where
+  // it is not already before it.
+  auto place = [&](std::size_t at, bool want_direct, bool any_staged) {
+    const auto found = std::find_if(ranked.begin(), ranked.end(), [&](const Choice& c) {
+      const Algorithm* a = find_algorithm(collective, c.algorithm);
+      return a && a->staged && (any_staged || a->direct == want_direct);
+    });
+    if (found == ranked.end() || static_cast<std::size_t>(found - ranked.begin()) < at) return std::pair{false, found};
+    std::rotate(ranked.begin() + static_cast<std::ptrdiff_t>(at), found, found + 1);
+    return std::pair{true, ranked.begin() + static_cast<std::ptrdiff_t>(at)};
+  };
+  // The best staged choice of either mechanism first, then the other mechanism's.
+  const auto [moved, best] = place(first, false, true);
+  if (best == ranked.end()) return 0;
+  const bool best_direct = find_algorithm(collective, best->algorithm)->direct;
+  const std::size_t next = first + (moved ? 1 : 0);
+  return (moved ? 1 : 0) + (place(next, !best_direct, false).first ? 1 : 0);
 }
 
 bool below_trial_threshold(const Problem& problem, const Choice& best, const CostModel& prior, double threshold) {

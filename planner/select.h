@@ -90,12 +90,19 @@ std::vector<Choice> rank_choices(const Problem& problem, const Request& request)
 
 // Moves the best choice of a staged algorithm (Algorithm::staged) of `collective` to
 // position `first` of `ranked` (a rank_choices list) where it is there or further down,
-// the others keeping their order; true then (the caller trials one more), false where
-// there is none or it is already before `first`. auto trials the first few choices, and
+// the others keeping their order, and then likewise the best choice of the other node
+// mechanism (ring entries or cross-memory attach, Algorithm::direct) to the position
+// after it; returns how many it placed (the caller trials that many more): 0 where
+// there is none or each is already before `first`. auto trials the first few choices, and
 // the model, whose copy rate is not measured unless CANOPY_MODEL=measure, can rank
 // point-to-point schedules above the ring's best where the ring runs faster (2 ranks,
 // 1 MiB bcast: shm-bcast 55-59 us, binomial 105, MPICH's own 84-101; AMD EPYC, KVM).
-bool bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collective collective);
+// The two mechanisms can swap places the same way: a direct copy's price comes from
+// constants measured on one machine (kDirectCopyFactor, cost_model.h), and on the AMD
+// EPYC VM a 64 KiB broadcast ran through the ring in 1.7-3.1 us and by cross-memory
+// attach in 5.5-5.6, the model ranking cma-bcast first (docs/performance/issue15/
+// cma-2026-11-28.txt, lines B).
+std::size_t bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collective collective);
 
 // Whether `best` (priced under `problem.model`, maybe a learnt one) is a call short
 // enough that auto keeps native MPI untried (CANOPY_AUTO_NATIVE_BELOW, `threshold`

@@ -304,21 +304,49 @@ TEST_CASE("Select: bring_staged_forward moves the ring's best choice to the tria
   };
   const std::vector<Choice> ranked{{"binomial"}, {"scatter-allgather"}, {"chain"}, {"shm-bcast"}, {"flat"}};
   std::vector<Choice> r = ranked;
-  CHECK(bring_staged_forward(r, 2, Collective::Bcast));
+  CHECK(bring_staged_forward(r, 2, Collective::Bcast) == 1);
   CHECK(names(r) == std::vector<std::string>{"binomial", "scatter-allgather", "shm-bcast", "chain", "flat"});
   // At the first position not trialled: it stays, and the caller trials one more.
-  CHECK(bring_staged_forward(r, 2, Collective::Bcast));
+  CHECK(bring_staged_forward(r, 2, Collective::Bcast) == 1);
   CHECK(names(r) == std::vector<std::string>{"binomial", "scatter-allgather", "shm-bcast", "chain", "flat"});
   // Already trialled, or no staged algorithm at all: nothing moves.
-  CHECK_FALSE(bring_staged_forward(r, 3, Collective::Bcast));
+  CHECK(bring_staged_forward(r, 3, Collective::Bcast) == 0);
   std::vector<Choice> none{{"binomial"}, {"chain"}, {"flat"}};
-  CHECK_FALSE(bring_staged_forward(none, 1, Collective::Bcast));
+  CHECK(bring_staged_forward(none, 1, Collective::Bcast) == 0);
   CHECK(names(none) == std::vector<std::string>{"binomial", "chain", "flat"});
   // Staged for reduces: shm-flat and shm-reduce-scatter-gather; the first one found moves.
   std::vector<Choice> reduce{{"binomial"}, {"chain"}, {"reduce-scatter-gather"}, {"shm-flat"}, {"shm-reduce-scatter-gather"}};
-  CHECK(bring_staged_forward(reduce, 1, Collective::Reduce));
+  CHECK(bring_staged_forward(reduce, 1, Collective::Reduce) == 1);
   CHECK(names(reduce) ==
         std::vector<std::string>{"binomial", "shm-flat", "chain", "reduce-scatter-gather", "shm-reduce-scatter-gather"});
+}
+
+TEST_CASE("Select: bring_staged_forward also trials the other node mechanism, the ring's or cross-memory attach's",
+          "[select]") {
+  auto names = [](const std::vector<Choice>& ranked) {
+    std::vector<std::string> out;
+    for (const Choice& c : ranked) out.push_back(c.algorithm);
+    return out;
+  };
+  // cma-bcast ranked first and trialled anyway: the ring's best comes to the first place
+  // not trialled.
+  std::vector<Choice> direct_first{{"cma-bcast"}, {"binomial"}, {"chain"}, {"shm-bcast"}};
+  CHECK(bring_staged_forward(direct_first, 2, Collective::Bcast) == 1);
+  CHECK(names(direct_first) == std::vector<std::string>{"cma-bcast", "binomial", "shm-bcast", "chain"});
+  // Both past the trialled ones: the better one first, the other right after it.
+  std::vector<Choice> both_late{{"binomial"}, {"chain"}, {"shm-bcast"}, {"flat"}, {"cma-bcast"}};
+  CHECK(bring_staged_forward(both_late, 1, Collective::Bcast) == 2);
+  CHECK(names(both_late) == std::vector<std::string>{"binomial", "shm-bcast", "cma-bcast", "chain", "flat"});
+  std::vector<Choice> direct_late{{"binomial"}, {"cma-bcast"}, {"chain"}, {"shm-bcast"}};
+  CHECK(bring_staged_forward(direct_late, 1, Collective::Bcast) == 2);
+  CHECK(names(direct_late) == std::vector<std::string>{"binomial", "cma-bcast", "shm-bcast", "chain"});
+  // Both trialled already: nothing moves. Only one mechanism offered: only it.
+  std::vector<Choice> trialled{{"shm-bcast"}, {"cma-bcast"}, {"binomial"}};
+  CHECK(bring_staged_forward(trialled, 2, Collective::Bcast) == 0);
+  CHECK(names(trialled) == std::vector<std::string>{"shm-bcast", "cma-bcast", "binomial"});
+  std::vector<Choice> only_direct{{"binomial"}, {"chain"}, {"cma-bcast"}};
+  CHECK(bring_staged_forward(only_direct, 1, Collective::Bcast) == 1);
+  CHECK(names(only_direct) == std::vector<std::string>{"binomial", "cma-bcast", "chain"});
 }
 
 TEST_CASE("A call is kept native untried only where the starting model also prices it under the threshold",
