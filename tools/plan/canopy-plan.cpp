@@ -98,6 +98,7 @@ struct Options {
   std::shared_ptr<const Topology> topology;  // read from topology_file
   bool non_commutative = false;
   bool shm = false;
+  bool cma = false;
   bool json = false;
   bool compare = false;
   bool steps = false;
@@ -125,7 +126,10 @@ Problem make_problem(const Options& o) {
   p.commutative = !o.non_commutative;
   p.model = o.model == "default" ? default_model() : parse_model(o.model);
   p.topology = o.topology;
-  return o.shm ? with_staging_ring(p) : p;
+  if (!o.shm) return p;
+  p = with_staging_ring(p);
+  p.direct_access = o.cma;
+  return p;
 }
 
 // What a topology file leaves out, for the one-line refusal: the first pair and how
@@ -372,6 +376,9 @@ int main(int argc, char** argv) {
                "each node with Canopy's staging ring (2 x its ranks entries of 64 KiB, at least 16; 8 of 128 KiB for 2 "
                "ranks): the shm-* algorithms "
                "compete on one node, and plan the node levels of hierarchical and grid-* with --topology");
+  app.add_flag("--cma", o.cma,
+               "with --shm: the node's ranks can also copy straight between their buffers (cross-memory attach, "
+               "CANOPY_CMA), so cma-bcast competes");
   app.add_flag("--json", o.json, "print JSON instead of text");
   app.add_flag("--compare", o.compare, "print every algorithm's predicted time");
   app.add_flag("--steps", o.steps, "also print every rank's steps");
@@ -422,6 +429,8 @@ int main(int argc, char** argv) {
       throw CLI::ValidationError("--shm", "Canopy offers its staging ring where a node holds 2.." +
                                               std::to_string(kMaxStagingRanks) + " of the ranks, not " +
                                               std::to_string(per_node));
+    if (o.cma && !o.shm)
+      throw CLI::ValidationError("--cma", "needs --shm: Canopy offers cross-memory attach beside the staging ring");
     const Problem problem = make_problem(o);
     return o.compare ? print_comparison(o, problem) : print_plan(o, problem);
   } catch (const std::exception& e) {
