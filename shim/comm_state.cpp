@@ -863,24 +863,29 @@ PlanCacheStats CommState::cache_stats() {
   return out;
 }
 
+namespace {
+
+// Whether one of `plan`'s schedules (not native MPI) is of the kind `uses` says
+// (Schedule::uses_staging, uses_direct).
+bool offers(const CachedPlan& plan, bool (planner::Schedule::*uses)() const) {
+  return std::any_of(plan.candidates.begin(), plan.candidates.end(),
+                     [uses](const Candidate& c) { return !c.native && (c.schedule.*uses)(); });
+}
+
+}  // namespace
+
 CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* where) {
   std::lock_guard<ThreadLock> lock(plans_lock_);
   if (drop_staged_plans_) {
     // The staging ring could not be made (every rank learnt it at the same call): the
     // plans that offered staged schedules are made again without them.
     drop_staged_plans_ = false;
-    drop_plans([](const PlanKey&, const CachedPlan& plan) {
-      return std::any_of(plan.candidates.begin(), plan.candidates.end(),
-                         [](const Candidate& c) { return !c.native && c.schedule.uses_staging(); });
-    });
+    drop_plans([](const PlanKey&, const CachedPlan& plan) { return offers(plan, &planner::Schedule::uses_staging); });
   }
   if (drop_direct_plans_) {
     // The ring was made without cross-memory attach: the same for direct schedules.
     drop_direct_plans_ = false;
-    drop_plans([](const PlanKey&, const CachedPlan& plan) {
-      return std::any_of(plan.candidates.begin(), plan.candidates.end(),
-                         [](const Candidate& c) { return !c.native && c.schedule.uses_direct(); });
-    });
+    drop_plans([](const PlanKey&, const CachedPlan& plan) { return offers(plan, &planner::Schedule::uses_direct); });
   }
   if (drop_cheap_native_plans_ || drop_warm_plans_) {
     // Plans kept native for being cheap are made again with trials through the ring where

@@ -87,7 +87,9 @@ class RankRun {
         acc_recv_(scratch.acc_recv),
         slot_recv_(scratch.slot_recv),
         sends_(scratch.sends),
-        readers_(scratch.readers) {
+        readers_(scratch.readers),
+        direct_error_(scratch.direct_error) {
+    direct_error_.clear();
     const std::size_t nseg = segments.size();
     acc_recv_.assign(nseg, MPI_REQUEST_NULL);
     slot_recv_.assign(b.slots.size(), MPI_REQUEST_NULL);
@@ -385,10 +387,6 @@ class RankRun {
     }
   }
 
- public:
-  const std::string& direct_error() const { return direct_error_; }
-
- private:
   const Schedule& s_;
   const std::vector<planner::Segment>& segments_;
   const int rank_;
@@ -406,7 +404,7 @@ class RankRun {
   std::vector<std::vector<std::size_t>>& readers_;
   char* open_entry_ = nullptr;  // the ring entry a fused segment is being built in
   bool exposed_ = false;        // this call exposed the accumulator (Expose)
-  std::string direct_error_;    // why a Read or Write failed, if one did
+  std::string& direct_error_;   // why a Read or Write failed, if one did (ExecutorScratch)
   int error_ = MPI_SUCCESS;
 };
 
@@ -491,10 +489,7 @@ std::vector<Fused> fusions_for(const Schedule& s, int rank, bool input_is_accumu
 int execute(const Schedule& schedule, const std::vector<planner::Segment>& segments, int rank,
             const ExecutionBuffers& buffers, const DatatypeLayout& layout, MPI_Op op, MPI_Comm comm,
             const std::vector<Fused>& fusions, ExecutorScratch& scratch) {
-  RankRun run(schedule, segments, rank, buffers, layout, op, comm, fusions, scratch);
-  const int err = run.run();
-  scratch.direct_error = run.direct_error();
-  return err;
+  return RankRun(schedule, segments, rank, buffers, layout, op, comm, fusions, scratch).run();
 }
 
 }  // namespace canopy::shim

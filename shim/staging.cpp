@@ -528,8 +528,9 @@ void StagingRing::probe_direct(MPI_Comm comm, const Layout& layout, bool fail) {
     direct_why_.clear();
     return;
   }
-  // One reason for every rank: the first failing rank's own, through a gather of lengths
-  // would cost another collective; rank 0 says its own, or that another rank failed.
+  // Each rank keeps its own reason, or, where its own probe worked, that another rank's
+  // failed: naming the failing rank's reason everywhere would take another collective,
+  // and only rank 0's line is printed (comm_state.cpp).
   direct_why_ = mine.empty() ? std::string("cross-memory attach failed on another rank of the node") : mine;
 }
 
