@@ -60,7 +60,7 @@ CostModel default_model() {
 
 double CostModel::direct_copy(std::int64_t bytes) const {
   const double fixed = kind == "overlap" ? 0.0 : kDirectCopyFixedSeconds;
-  return fixed + kDirectCopyFactor * copy(bytes);  // copy() is 0 where copy_per_byte is
+  return fixed + direct_per_byte_or_derived() * static_cast<double>(bytes);
 }
 
 namespace {
@@ -86,11 +86,13 @@ std::string CostModel::spec() const {
       out << (i ? "/" : "") << gap[i].first << ":" << shortest(gap[i].second);
     out << ",gamma=" << shortest(gamma);
     if (copy_per_byte != 0) out << ",copy=" << shortest(copy_per_byte);
+    if (direct_per_byte != 0) out << ",direct=" << shortest(direct_per_byte);
     out << ",duplex=" << (duplex == Duplex::Full ? "full" : "half") << ",overlap=" << (overlap ? 1 : 0);
     return out.str();
   }
   out << "hockney:alpha=" << shortest(alpha) << ",beta=" << shortest(beta) << ",gamma=" << shortest(gamma);
   if (copy_per_byte != 0) out << ",copy=" << shortest(copy_per_byte);
+  if (direct_per_byte != 0) out << ",direct=" << shortest(direct_per_byte);
   out << ",duplex=" << (duplex == Duplex::Full ? "full" : "half") << ",overlap=" << (overlap ? 1 : 0);
   return out.str();
 }
@@ -149,7 +151,8 @@ std::vector<std::pair<std::int64_t, double>> parse_gaps(const std::string& text)
   return out;
 }
 
-// A pLogP file: "L <s>", "<bytes> <g s>" rows, optional "gamma <s/B>", "copy <s/B>".
+// A pLogP file: "L <s>", "<bytes> <g s>" rows, optional "gamma <s/B>", "copy <s/B>",
+// "direct <s/B>".
 std::string plogp_file_to_spec(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("pLogP file '" + path + "' cannot be read");
@@ -162,7 +165,7 @@ std::string plogp_file_to_spec(const std::string& path) {
     if (!(words >> value) || (words >> more))
       throw std::invalid_argument("pLogP file '" + path + "': line '" + line + "' is not 'KEY VALUE'");
     if (key == "L") L = value;
-    else if (key == "gamma" || key == "copy") extra += "," + key + "=" + value;
+    else if (key == "gamma" || key == "copy" || key == "direct") extra += "," + key + "=" + value;
     else gaps += (gaps.empty() ? "" : "/") + key + ":" + value;
   }
   if (L.empty()) throw std::invalid_argument("pLogP file '" + path + "' has no 'L <seconds>' line");
@@ -206,6 +209,7 @@ CostModel parse_model(const std::string& spec) {
     }
     m.gamma = take("gamma", false, 0);
     m.copy_per_byte = take("copy", false, 0);
+    m.direct_per_byte = take("direct", false, 0);
     if (auto it = pairs.find("duplex"); it != pairs.end()) {
       if (it->second != "half" && it->second != "full")
         throw std::invalid_argument("model parameter duplex='" + it->second + "': allowed half, full");
@@ -220,7 +224,7 @@ CostModel parse_model(const std::string& spec) {
     }
   } else {
     throw std::invalid_argument("model '" + spec +
-                                "': allowed hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,"
+                                "': allowed hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,duplex=half|full,"
                                 "overlap=0|1], overlap:d=D,c=C, plogp:L=L,g=M:G/M:G[,...] or plogp:FILE");
   }
   if (!pairs.empty())

@@ -25,15 +25,19 @@ namespace canopy::planner {
 
 enum class Duplex { Half, Full };
 
-// The price of a cross-memory-attach copy (CostModel::direct_copy), from one model's
-// copy_per_byte: named constants, not a field of the model, so that its text form
-// (spec()) and its equality stay as they were. Measured on the 2-core Intel Xeon VM:
-// one process_vm_readv moved 1 MiB in 51.8 us where a memcpy took 38.2 us (1.36x per
+// The price of a cross-memory-attach copy (CostModel::direct_copy) where the model has
+// no per-byte price of its own for it (direct_per_byte 0): a fixed part per copy and
+// a factor on the model's copy_per_byte. Measured on the 2-core Intel Xeon VM: one
+// process_vm_readv moved 1 MiB in 51.8 us where a memcpy took 38.2 us (1.36x per
 // byte), and 64 KiB in 2.92 us against 1.49 (1.4 us more: the system call and pinning
 // the pages). Decision: those two rounded figures rather than a straight line through
 // both points (0.94 us + 1.33x); with that machine's memcpy rate they price 64 KiB at
-// 3.41 us (17% high) and 1 MiB at 53.0 us (2% high), erring against the direct steps. The fixed part is left out of the
-// (d, c) model, whose units are not seconds (as kStagingHandoffSeconds is).
+// 3.41 us (17% high) and 1 MiB at 53.0 us (2% high), erring against the direct steps.
+// The factor is that machine's: on the 2-core AMD EPYC VM a 64 KiB broadcast by
+// cross-memory attach took 5.5 us where the ring's two copies took 1.7-3.1, so
+// CANOPY_LEARN refits the per-byte price as a parameter of its own (direct_per_byte,
+// planner/learn.h). The fixed part is left out of the (d, c) model, whose units are
+// not seconds (as kStagingHandoffSeconds is).
 constexpr double kDirectCopyFixedSeconds = 1.4e-6;
 constexpr double kDirectCopyFactor = 1.35;
 
@@ -44,6 +48,9 @@ struct CostModel {
   double gamma = 0;              // per byte reduced
   double reduce_fixed = 0;       // per reduction regardless of size (the c of (d, c))
   double copy_per_byte = 0;      // per byte copied locally
+  // Per byte of a cross-memory-attach copy (the direct steps); 0: kDirectCopyFactor x
+  // copy_per_byte, which follows the copy rate wherever that is set or learnt.
+  double direct_per_byte = 0;
   Duplex duplex = Duplex::Half;  // Full: a rank may send and receive at once
   bool overlap = false;          // true: computation runs while transfers progress
   // pLogP: g(m) at measured sizes, increasing in bytes; empty for the other models.
@@ -61,8 +68,11 @@ struct CostModel {
   double copy(std::int64_t bytes) const { return copy_per_byte * static_cast<double>(bytes); }
   // A Read or Write of `bytes` between two processes' memory (schedule.h, the direct
   // steps: process_vm_readv/writev): kDirectCopyFixedSeconds per copy, then
-  // kDirectCopyFactor times a local copy's price per byte (0 where copies are free).
+  // direct_per_byte() per byte (0 where copies are free).
   double direct_copy(std::int64_t bytes) const;
+  double direct_per_byte_or_derived() const {
+    return direct_per_byte > 0 ? direct_per_byte : kDirectCopyFactor * copy_per_byte;
+  }
 
   std::string spec() const;  // parse_model(spec()) gives this model back
 
@@ -70,7 +80,8 @@ struct CostModel {
   // added above belongs here too).
   bool operator==(const CostModel& o) const {
     return kind == o.kind && alpha == o.alpha && beta == o.beta && gamma == o.gamma &&
-           reduce_fixed == o.reduce_fixed && copy_per_byte == o.copy_per_byte && duplex == o.duplex &&
+           reduce_fixed == o.reduce_fixed && copy_per_byte == o.copy_per_byte &&
+           direct_per_byte == o.direct_per_byte && duplex == o.duplex &&
            overlap == o.overlap && gap == o.gap;
   }
 };
@@ -86,10 +97,10 @@ CostModel default_model();
 // pLogP with latency L and gaps g (pairs of bytes and seconds, at least one).
 CostModel plogp_model(double L, std::vector<std::pair<std::int64_t, double>> gap);
 
-// Parses "hockney:alpha=A,beta=B,gamma=G[,copy=C][,duplex=half|full][,overlap=0|1]",
-// "overlap:d=D,c=C", "plogp:L=L,g=M1:G1/M2:G2/...[,gamma=G,copy=C,duplex=..,overlap=..]"
+// Parses "hockney:alpha=A,beta=B,gamma=G[,copy=C][,direct=D][,duplex=half|full][,overlap=0|1]",
+// "overlap:d=D,c=C", "plogp:L=L,g=M1:G1/M2:G2/...[,gamma=G,copy=C,direct=D,duplex=..,overlap=..]"
 // or "plogp:FILE" (a file of lines "L <seconds>", "<bytes> <g seconds>", optionally
-// "gamma <s/byte>" and "copy <s/byte>"; # starts a comment). Throws
+// "gamma <s/byte>", "copy <s/byte>" and "direct <s/byte>"; # starts a comment). Throws
 // std::invalid_argument naming the bad part and what is allowed.
 CostModel parse_model(const std::string& spec);
 

@@ -22,36 +22,41 @@ constexpr double kMaxFactor = 50;
 constexpr double kStep = 1e-6;
 // Where the slopes are taken, relative to the model (price_gradient says why): distinct
 // per parameter, and large against kStep so that a nudge stays on the path chosen.
-constexpr std::array<double, 4> kTieBreak = {1.1e-4, 2.3e-4, 3.7e-4, 5.3e-4};
+constexpr Parameters kTieBreak = {1.1e-4, 2.3e-4, 3.7e-4, 5.3e-4, 7.1e-4};
+constexpr int kDirect = 4;  // the index of direct_per_byte
 
-std::array<double, 4> parameters(const CostModel& m) { return {m.alpha, m.beta, m.gamma, m.copy_per_byte}; }
+// The direct copies' price as the model prices them: its own, or derived from copy.
+Parameters parameters(const CostModel& m) {
+  return {m.alpha, m.beta, m.gamma, m.copy_per_byte, m.direct_per_byte_or_derived()};
+}
 
-void set_parameters(CostModel& m, const std::array<double, 4>& p) {
+void set_parameters(CostModel& m, const Parameters& p) {
   m.alpha = p[0];
   m.beta = p[1];
   m.gamma = p[2];
   m.copy_per_byte = p[3];
+  m.direct_per_byte = p[kDirect];
 }
 
-// Solves a x = b for a symmetric positive definite 4x4 a (Gaussian elimination with
+// Solves a x = b for a symmetric positive definite a (Gaussian elimination with
 // partial pivoting); false when singular.
-bool solve4(std::array<std::array<double, 4>, 4> a, std::array<double, 4> b, std::array<double, 4>& x) {
-  for (int col = 0; col < 4; ++col) {
+bool solve(std::array<Parameters, kParameters> a, Parameters b, Parameters& x) {
+  for (int col = 0; col < kParameters; ++col) {
     int pivot = col;
-    for (int r = col + 1; r < 4; ++r)
+    for (int r = col + 1; r < kParameters; ++r)
       if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
     if (!(std::abs(a[pivot][col]) > 0)) return false;
     std::swap(a[col], a[pivot]);
     std::swap(b[col], b[pivot]);
-    for (int r = col + 1; r < 4; ++r) {
+    for (int r = col + 1; r < kParameters; ++r) {
       const double f = a[r][col] / a[col][col];
-      for (int c = col; c < 4; ++c) a[r][c] -= f * a[col][c];
+      for (int c = col; c < kParameters; ++c) a[r][c] -= f * a[col][c];
       b[r] -= f * b[col];
     }
   }
-  for (int r = 3; r >= 0; --r) {
+  for (int r = kParameters - 1; r >= 0; --r) {
     double s = b[r];
-    for (int c = r + 1; c < 4; ++c) s -= a[r][c] * x[c];
+    for (int c = r + 1; c < kParameters; ++c) s -= a[r][c] * x[c];
     x[r] = s / a[r][r];
   }
   return true;
@@ -66,9 +71,9 @@ bool ModelGradient::any() const {
 }
 
 double predict(const ModelGradient& g, const CostModel& model) {
-  const std::array<double, 4> p = parameters(model);
+  const Parameters p = parameters(model);
   double t = g.fixed;
-  for (int k = 0; k < 4; ++k) t += g.slope[k] * p[k];
+  for (int k = 0; k < kParameters; ++k) t += g.slope[k] * p[k];
   return t;
 }
 
@@ -111,15 +116,15 @@ ModelGradient price_gradient(const Problem& problem, const Choice& choice) {
   // one-sided difference in each parameter alone takes the steeper path's slope for
   // each, and their sum overstated the price (a 2-rank 400 KB shm reduce: 79 us
   // against its 45). Off a tie the factors change nothing: the path stays the same.
-  std::array<double, 4> p = parameters(problem.model);
-  for (int k = 0; k < 4; ++k) p[k] *= 1 + kTieBreak[k];
+  Parameters p = parameters(problem.model);
+  for (int k = 0; k < kParameters; ++k) p[k] *= 1 + kTieBreak[k];
   CostModel jittered = problem.model;
   set_parameters(jittered, p);
   double base = 0;
   if (!price_under(jittered, base)) return g;
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kParameters; ++k) {
     if (!(p[k] > 0)) continue;  // a parameter at 0 is not learned (it scales)
-    std::array<double, 4> q = p;
+    Parameters q = p;
     q[k] = p[k] * (1 + kStep);
     CostModel nudged = problem.model;
     set_parameters(nudged, q);
@@ -130,7 +135,7 @@ ModelGradient price_gradient(const Problem& problem, const Choice& choice) {
   // What no parameter scales: the staged hand-overs (kStagingHandoffSeconds each). On
   // the path's piece the price is slope . parameters + fixed.
   double scaled = 0;
-  for (int k = 0; k < 4; ++k) scaled += g.slope[k] * p[k];
+  for (int k = 0; k < kParameters; ++k) scaled += g.slope[k] * p[k];
   // (A residue of a millionth of the price is the differences' rounding, not a cost.)
   g.fixed = base - scaled > 1e-6 * base ? base - scaled : 0.0;
   return g;
@@ -138,36 +143,44 @@ ModelGradient price_gradient(const Problem& problem, const Choice& choice) {
 
 CostModel refit(const CostModel& prior, const std::vector<ModelSample>& samples) {
   if (!learnable(prior)) return prior;
-  const std::array<double, 4> p = parameters(prior);
+  const Parameters p = parameters(prior);
   // x_k scales parameter k; h = g * p is what each parameter contributes at the prior.
-  std::array<std::array<double, 4>, 4> a{};
-  std::array<double, 4> b{};
+  std::array<Parameters, kParameters> a{};
+  Parameters b{};
   bool any = false;
+  bool direct_seen = false;  // some sample's price has direct copies
   for (const ModelSample& s : samples) {
     if (!(s.measured > 0)) continue;
-    std::array<double, 4> h{};
-    for (int k = 0; k < 4; ++k) h[k] = s.gradient.slope[k] * p[k] / s.measured;  // relative to the measurement
+    Parameters h{};
+    // (Relative to the measurement.)
+    for (int k = 0; k < kParameters; ++k) h[k] = s.gradient.slope[k] * p[k] / s.measured;
+    direct_seen = direct_seen || h[kDirect] > 0;
     // (h . x + fixed / measured - 1)^2: the parameters' part of the measurement is what
     // the fixed part leaves of it.
     const double target = 1 - s.gradient.fixed / s.measured;
-    for (int r = 0; r < 4; ++r) {
-      for (int c = 0; c < 4; ++c) a[r][c] += h[r] * h[c];
+    for (int r = 0; r < kParameters; ++r) {
+      for (int c = 0; c < kParameters; ++c) a[r][c] += h[r] * h[c];
       b[r] += h[r] * target;
     }
     any = true;
   }
   if (!any) return prior;
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kParameters; ++k) {
     a[k][k] += kPull;
     b[k] += kPull;
   }
-  std::array<double, 4> x{1, 1, 1, 1};
-  if (!solve4(a, b, x)) return prior;
-  std::array<double, 4> q = p;
-  for (int k = 0; k < 4; ++k)
+  Parameters x{1, 1, 1, 1, 1};
+  if (!solve(a, b, x)) return prior;
+  Parameters q = p;
+  for (int k = 0; k < kParameters; ++k)
     if (p[k] > 0 && std::isfinite(x[k])) q[k] = p[k] * std::clamp(x[k], 1 / kMaxFactor, kMaxFactor);
   CostModel out = prior;
   set_parameters(out, q);
+  // Decision: where no sample had a direct copy, a derived direct price stays derived,
+  // following the copy rate just learnt: the two move together on the machines
+  // measured (1.35x on the Intel Xeon VM), and a price the samples say nothing of
+  // would otherwise stay at the prior's copy rate while the ring's copies were refitted.
+  if (!direct_seen) out.direct_per_byte = prior.direct_per_byte;
   return out;
 }
 

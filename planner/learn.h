@@ -2,8 +2,9 @@
 //
 // Every time the simulator (or a formula equal to it) gives is a sum of the model's
 // costs along the critical path: so many messages (alpha each), so many bytes sent
-// (beta), reduced (gamma) and copied (copy), plus the staged hand-overs, which no
-// parameter scales. A makespan is therefore g . theta + fixed, with theta the
+// (beta), reduced (gamma), copied (copy) and copied by cross-memory attach (direct),
+// plus the staged hand-overs and the direct copies' fixed part, which no parameter
+// scales. A makespan is therefore g . theta + fixed, with theta the
 // parameters and g the critical path's counts, and g is the makespan's derivative with
 // respect to theta (price_gradient, by finite differences: the price is piecewise
 // linear in theta). Given calls measured with their g, refit() finds the parameters
@@ -13,8 +14,11 @@
 // samples cannot tell apart (beta, gamma and copy all scale with bytes) share the
 // correction, as the pull spreads it.
 //
-// Hockney models only (alpha, beta, gamma, copy); pLogP's gap table and the (d, c)
-// model are left as they are.
+// Hockney models only (alpha, beta, gamma, copy, direct); pLogP's gap table and the
+// (d, c) model are left as they are. Decision: the direct copies' per-byte price is a
+// parameter of its own rather than a factor on copy: their trials (cma-bcast) taught
+// copy a rate that then priced the ring's copies, and the factor is one machine's
+// (cost_model.h: 1.35x on the Intel Xeon VM, about 4x on the AMD EPYC VM).
 #pragma once
 
 #include <array>
@@ -26,12 +30,18 @@
 
 namespace canopy::planner {
 
-// A price as a function of the model: slope . (alpha, beta, gamma, copy) + fixed, on the
-// critical path's piece. `fixed` is what no parameter scales (the simulator's staged
-// hand-overs, kStagingHandoffSeconds each): left out, a staged call of a few bytes
-// (0.5 us priced, 2 ns of it scaled) asked the fit to scale every parameter 100x.
+// The learnt parameters: alpha, beta, gamma, copy_per_byte and the direct copies' per-byte
+// price (CostModel::direct_per_byte_or_derived).
+constexpr int kParameters = 5;
+using Parameters = std::array<double, kParameters>;
+
+// A price as a function of the model: slope . (alpha, beta, gamma, copy, direct) + fixed,
+// on the critical path's piece. `fixed` is what no parameter scales (the simulator's
+// staged hand-overs, kStagingHandoffSeconds each, and the direct copies'
+// kDirectCopyFixedSeconds): left out, a staged call of a few bytes (0.5 us priced, 2 ns
+// of it scaled) asked the fit to scale every parameter 100x.
 struct ModelGradient {
-  std::array<double, 4> slope{};  // d makespan / d (alpha, beta, gamma, copy)
+  Parameters slope{};  // d makespan / d (alpha, beta, gamma, copy, direct)
   double fixed = 0;               // seconds
   bool any() const;               // some slope > 0: the price depends on the model
 };
@@ -52,7 +62,8 @@ ModelGradient price_gradient(const Problem& problem, const Choice& choice);
 // The prediction of a sample's schedule under `model`: slope . parameters + fixed.
 double predict(const ModelGradient& gradient, const CostModel& model);
 
-// `prior` with alpha, beta, gamma and copy refitted to `samples` (see above). Returns
+// `prior` with alpha, beta, gamma, copy and direct refitted to `samples` (see above; a
+// derived direct price stays derived where no sample has a direct copy). Returns
 // `prior` unchanged when it is not learnable or there is nothing to fit.
 CostModel refit(const CostModel& prior, const std::vector<ModelSample>& samples);
 

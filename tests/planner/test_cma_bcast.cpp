@@ -9,6 +9,7 @@
 #include "planner/describe.h"
 #include "planner/hierarchy.h"
 #include "planner/schedule_json.h"
+#include "planner/select.h"
 #include "planner/staged.h"
 #include "support.h"
 
@@ -107,8 +108,31 @@ TEST_CASE("A direct copy costs a system call and 1.35 local copies per byte; not
   CHECK(m.direct_copy(1 << 20) == kDirectCopyFixedSeconds);
   // Its units are not seconds: the (d, c) model prices no system call.
   CHECK(overlap_model(1, 1).direct_copy(4096) == 0);
-  // Not a field of the model: its text form reads back as the same model.
+  // Derived, it is no part of the model's text, which reads back as the same model.
+  CHECK(m.spec().find("direct") == std::string::npos);
   CHECK(parse_model(m.spec()) == m);
+}
+
+TEST_CASE("A model's own direct price replaces the factor on copy, and its text carries it", "[cma-bcast][cost-model]") {
+  CostModel m = default_model();
+  m.copy_per_byte = 2e-10;
+  m.direct_per_byte = 9e-10;  // the AMD EPYC VM's order: several local copies per byte
+  CHECK(m.direct_copy(1 << 20) == Approx(kDirectCopyFixedSeconds + 9e-10 * (1 << 20)));
+  m.copy_per_byte = 1e-12;  // no longer follows the copy rate
+  CHECK(m.direct_copy(1 << 20) == Approx(kDirectCopyFixedSeconds + 9e-10 * (1 << 20)));
+  CHECK(m.spec().find(",direct=9e-10") != std::string::npos);
+  CHECK(parse_model(m.spec()) == m);
+  CostModel derived = m;
+  derived.direct_per_byte = 0;
+  CHECK_FALSE(derived == m);
+  // The price ranks the broadcast: cma-bcast's p-1 direct copies of a share against the
+  // ring's two local copies of each segment.
+  CostModel slow_direct = default_model();
+  slow_direct.direct_per_byte = 8 * slow_direct.copy_per_byte;
+  const Choice cheap = rank_choices(direct_problem(2, 0, 1 << 20), Request{}).front();
+  const Choice dear = rank_choices(direct_problem(2, 0, 1 << 20, slow_direct), Request{}).front();
+  CHECK(cheap.algorithm == "cma-bcast");
+  CHECK(dear.algorithm != "cma-bcast");
 }
 
 TEST_CASE("cma-bcast declines without cross-memory attach, without a ring spanning the ranks, and for a reduce",
