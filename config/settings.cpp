@@ -121,10 +121,11 @@ const std::vector<SettingSpec>& setting_specs() {
        "JSON lines, one per distinct schedule used; without %r only world rank 0 writes",
        "CANOPY_SCHEDULE_LOG=/tmp/canopy-%r.jsonl"},
       {"CANOPY_MODEL", "model", "default",
-       "default, measure, hockney:alpha=A,beta=B[,gamma=G,copy=C,duplex=half|full,overlap=0|1], "
+       "default, measure, hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,duplex=half|full,overlap=0|1], "
        "plogp:L=L,g=BYTES:SECONDS/...[,gamma=G] or plogp:FILE, or a file holding such a spec",
-       "Cost model the planner predicts with (seconds, seconds per byte); measure fits it at MPI_Init with a "
-       "ping-pong between ranks 0 and 1 and a MPI_Reduce_local timing, shared by rank 0",
+       "Cost model the planner predicts with (seconds, seconds per byte; direct: a cross-memory-attach copy's, "
+       "1.35x copy when not given); measure fits it at MPI_Init with a ping-pong between ranks 0 and 1, a "
+       "MPI_Reduce_local timing and, where the two share a node, a process_vm_readv timing, shared by rank 0",
        "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,duplex=full,overlap=1"},
       {"CANOPY_AUTO_TRIALS", "integer", "2", "an integer from 0 to 100",
        "With auto: measured rounds of back-to-back calls of native MPI, the model's best schedule and those it "
@@ -150,8 +151,9 @@ const std::vector<SettingSpec>& setting_specs() {
        "beat; a larger call makes the ring earlier. off: only larger calls make it",
        "CANOPY_RING_AFTER=off"},
       {"CANOPY_LEARN", "boolean", "1", kBooleanAllowed,
-       "Refit the cost model's alpha, beta, gamma and copy, per communicator, from the times of Canopy's own "
-       "calls that the ranks agree on (trial rounds, and a sample every so many calls)",
+       "Refit the cost model's alpha, beta, gamma, copy and direct (cross-memory-attach) copy, per "
+       "communicator, from the times of Canopy's own calls that the ranks agree on (trial rounds, and a sample "
+       "every so many calls)",
        "CANOPY_LEARN=0"},
       {"CANOPY_CONFIG", "path", "none", "a readable JSON file (format: docs/configuration.md)",
        "Settings file: the CANOPY_* keys above plus \"rules\" that force an algorithm or segment size by "

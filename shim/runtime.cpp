@@ -178,7 +178,10 @@ void initialize(int thread_level) {
   discover_nodes(rt);
   // Only after the ranks agree on the settings: measuring is collective.
   const double probing = PMPI_Wtime();
-  if (rt.settings.model == "measure") rt.model = measure_model();
+  // (A cross-memory-attach copy is timed only where direct schedules may run.)
+  if (rt.settings.model == "measure")
+    rt.model = measure_model(rt.node_leader == 0, rt.settings.cma != "off" && rt.settings.shm != "off" &&
+                                                      rt.settings.fault != "cma-unavailable");
   else rt.model = rt.settings.model.empty() ? planner::default_model() : planner::parse_model(rt.settings.model);
   discover_topology(rt);
   rt.probe_seconds = PMPI_Wtime() - probing;

@@ -229,12 +229,13 @@ std::vector<int> gather_placement(MPI_Comm comm, const Machine& machine, std::st
 }
 
 // The Hockney link of one-way times at 8 bytes and at `probe` bytes; reductions and
-// copies as in `base`, full duplex, overlapping computation (as measure_model()).
+// copies (local and direct) as in `base`, full duplex, overlapping computation (as measure_model()).
 planner::CostModel link_model(double small, double large, std::int64_t probe, const planner::CostModel& base) {
   // A probe no larger than 8 bytes gives no slope: latency only.
   const double beta = probe > kSmall ? std::max(0.0, (large - small) / static_cast<double>(probe - kSmall)) : 0.0;
   planner::CostModel m = planner::hockney_model(probe > kSmall ? small : std::min(small, large), beta, base.gamma);
   m.copy_per_byte = base.copy_per_byte;
+  m.direct_per_byte = base.direct_per_byte;
   m.duplex = planner::Duplex::Full;
   m.overlap = true;
   return m;

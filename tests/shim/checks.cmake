@@ -491,6 +491,21 @@ add_test(NAME "mpi preload: CANOPY_CMA=off, the forced cma-bcast cannot plan"
 set_tests_properties("mpi preload: CANOPY_CMA=off, the forced cma-bcast cannot plan" PROPERTIES
                      ENVIRONMENT "CANOPY_CMA=off;CANOPY_BCAST_ALGO=cma-bcast;EXPECT_OUTPUT_ABSENT=cross-memory attach between the .* does not work"
                      LABELS "mpi;preload" TIMEOUT 120)
+# CANOPY_MODEL=measure times a cross-memory-attach copy between ranks 0 and 1 (one node)
+# beside the ping-pong: rank 0's "active:" line shows the model with a direct price of
+# its own; with CANOPY_CMA=off none is timed and the price stays derived (no direct=).
+# bcast_matrix checks every result planned with the measured model.
+foreach(case "auto|copy=[^,]+,direct=[^,]+,duplex=full" "off|copy=[^,]+,duplex=full")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 cma)
+  list(GET parts 1 pattern)
+  set(name "mpi preload: CANOPY_MODEL=measure with CANOPY_CMA=${cma}")
+  add_test(NAME "${name}"
+           COMMAND ${expect} 1 1 "^canopy\\[0\\] info: active: .* model hockney:alpha=[^ ]*${pattern}" --
+                   ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:bcast_matrix>)
+  set_tests_properties("${name}" PROPERTIES ENVIRONMENT "CANOPY_MODEL=measure;CANOPY_CMA=${cma};CANOPY_LOG_LEVEL=info"
+                       LABELS "mpi;preload" TIMEOUT 120)
+endforeach()
 
 # Where the ring's memory comes from: auto takes POSIX shared memory and removes its
 # name from /dev/shm once every rank has mapped it (posix_segment.sh checks that the
