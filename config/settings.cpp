@@ -121,11 +121,12 @@ const std::vector<SettingSpec>& setting_specs() {
        "JSON lines, one per distinct schedule used; without %r only world rank 0 writes",
        "CANOPY_SCHEDULE_LOG=/tmp/canopy-%r.jsonl"},
       {"CANOPY_MODEL", "model", "default",
-       "default, measure, hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,duplex=half|full,overlap=0|1], "
+       "default, measure, hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,duplex=half|full,overlap=0|1], "
        "plogp:L=L,g=BYTES:SECONDS/...[,gamma=G] or plogp:FILE, or a file holding such a spec",
-       "Cost model the planner predicts with (seconds, seconds per byte; direct: a cross-memory-attach copy's, "
-       "1.35x copy when not given); measure fits it at MPI_Init with a ping-pong between ranks 0 and 1, a "
-       "MPI_Reduce_local timing and, where the two share a node, a process_vm_readv timing, shared by rank 0",
+       "Cost model the planner predicts with (seconds, seconds per byte; direct, direct_fixed: a "
+       "cross-memory-attach copy's per byte, 1.35x copy when not given, and per copy, 1.4e-6); measure fits it at "
+       "MPI_Init with a ping-pong between ranks 0 and 1, a MPI_Reduce_local timing and, where the two share a "
+       "node, process_vm_readv timings, shared by rank 0",
        "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,duplex=full,overlap=1"},
       {"CANOPY_AUTO_TRIALS", "integer", "2", "an integer from 0 to 100",
        "With auto: measured rounds of back-to-back calls of native MPI, the model's best schedule and those it "
@@ -151,7 +152,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "beat; a larger call makes the ring earlier. off: only larger calls make it",
        "CANOPY_RING_AFTER=off"},
       {"CANOPY_LEARN", "boolean", "1", kBooleanAllowed,
-       "Refit the cost model's alpha, beta, gamma, copy and direct (cross-memory-attach) copy, per "
+       "Refit the cost model's alpha, beta, gamma, copy and direct (cross-memory-attach) copies, per "
        "communicator, from the times of Canopy's own calls that the ranks agree on (trial rounds, and a sample "
        "every so many calls)",
        "CANOPY_LEARN=0"},

@@ -23,6 +23,7 @@ CostModel overlap_model(double d, double c) {
   m.kind = "overlap";
   m.alpha = d;
   m.reduce_fixed = c;
+  m.direct_fixed = 0;  // no system call in units that are not seconds
   m.duplex = Duplex::Half;
   m.overlap = true;
   return m;
@@ -58,11 +59,6 @@ CostModel default_model() {
   return m;
 }
 
-double CostModel::direct_copy(std::int64_t bytes) const {
-  const double fixed = kind == "overlap" ? 0.0 : kDirectCopyFixedSeconds;
-  return fixed + direct_per_byte_or_derived() * static_cast<double>(bytes);
-}
-
 namespace {
 
 // The shortest text that reads back as the same double.
@@ -70,6 +66,16 @@ std::string shortest(double v) {
   char buf[64];
   const auto res = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, res.ptr);
+}
+
+}  // namespace
+
+namespace {
+
+// The direct copies' price, where it is not the starting one.
+void put_direct(std::ostream& out, const CostModel& m) {
+  if (m.direct_per_byte != 0) out << ",direct=" << shortest(m.direct_per_byte);
+  if (m.direct_fixed != kDirectCopyFixedSeconds) out << ",direct_fixed=" << shortest(m.direct_fixed);
 }
 
 }  // namespace
@@ -86,13 +92,13 @@ std::string CostModel::spec() const {
       out << (i ? "/" : "") << gap[i].first << ":" << shortest(gap[i].second);
     out << ",gamma=" << shortest(gamma);
     if (copy_per_byte != 0) out << ",copy=" << shortest(copy_per_byte);
-    if (direct_per_byte != 0) out << ",direct=" << shortest(direct_per_byte);
+    put_direct(out, *this);
     out << ",duplex=" << (duplex == Duplex::Full ? "full" : "half") << ",overlap=" << (overlap ? 1 : 0);
     return out.str();
   }
   out << "hockney:alpha=" << shortest(alpha) << ",beta=" << shortest(beta) << ",gamma=" << shortest(gamma);
   if (copy_per_byte != 0) out << ",copy=" << shortest(copy_per_byte);
-  if (direct_per_byte != 0) out << ",direct=" << shortest(direct_per_byte);
+  put_direct(out, *this);
   out << ",duplex=" << (duplex == Duplex::Full ? "full" : "half") << ",overlap=" << (overlap ? 1 : 0);
   return out.str();
 }
@@ -152,7 +158,7 @@ std::vector<std::pair<std::int64_t, double>> parse_gaps(const std::string& text)
 }
 
 // A pLogP file: "L <s>", "<bytes> <g s>" rows, optional "gamma <s/B>", "copy <s/B>",
-// "direct <s/B>".
+// "direct <s/B>", "direct_fixed <s>".
 std::string plogp_file_to_spec(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("pLogP file '" + path + "' cannot be read");
@@ -165,7 +171,8 @@ std::string plogp_file_to_spec(const std::string& path) {
     if (!(words >> value) || (words >> more))
       throw std::invalid_argument("pLogP file '" + path + "': line '" + line + "' is not 'KEY VALUE'");
     if (key == "L") L = value;
-    else if (key == "gamma" || key == "copy" || key == "direct") extra += "," + key + "=" + value;
+    else if (key == "gamma" || key == "copy" || key == "direct" || key == "direct_fixed")
+      extra += "," + key + "=" + value;
     else gaps += (gaps.empty() ? "" : "/") + key + ":" + value;
   }
   if (L.empty()) throw std::invalid_argument("pLogP file '" + path + "' has no 'L <seconds>' line");
@@ -210,6 +217,7 @@ CostModel parse_model(const std::string& spec) {
     m.gamma = take("gamma", false, 0);
     m.copy_per_byte = take("copy", false, 0);
     m.direct_per_byte = take("direct", false, 0);
+    m.direct_fixed = take("direct_fixed", false, kDirectCopyFixedSeconds);
     if (auto it = pairs.find("duplex"); it != pairs.end()) {
       if (it->second != "half" && it->second != "full")
         throw std::invalid_argument("model parameter duplex='" + it->second + "': allowed half, full");
@@ -224,7 +232,7 @@ CostModel parse_model(const std::string& spec) {
     }
   } else {
     throw std::invalid_argument("model '" + spec +
-                                "': allowed hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,duplex=half|full,"
+                                "': allowed hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,duplex=half|full,"
                                 "overlap=0|1], overlap:d=D,c=C, plogp:L=L,g=M:G/M:G[,...] or plogp:FILE");
   }
   if (!pairs.empty())

@@ -25,19 +25,21 @@ namespace canopy::planner {
 
 enum class Duplex { Half, Full };
 
-// The price of a cross-memory-attach copy (CostModel::direct_copy) where the model has
-// no per-byte price of its own for it (direct_per_byte 0): a fixed part per copy and
-// a factor on the model's copy_per_byte. Measured on the 2-core Intel Xeon VM: one
-// process_vm_readv moved 1 MiB in 51.8 us where a memcpy took 38.2 us (1.36x per
-// byte), and 64 KiB in 2.92 us against 1.49 (1.4 us more: the system call and pinning
-// the pages). Decision: those two rounded figures rather than a straight line through
-// both points (0.94 us + 1.33x); with that machine's memcpy rate they price 64 KiB at
-// 3.41 us (17% high) and 1 MiB at 53.0 us (2% high), erring against the direct steps.
-// The factor is that machine's: on the 2-core AMD EPYC VM a 64 KiB broadcast by
-// cross-memory attach took 5.5 us where the ring's two copies took 1.7-3.1, so
-// CANOPY_LEARN refits the per-byte price as a parameter of its own (direct_per_byte,
-// planner/learn.h). The fixed part is left out of the (d, c) model, whose units are
-// not seconds (as kStagingHandoffSeconds is).
+// The price of a cross-memory-attach copy (CostModel::direct_copy) until a model says
+// otherwise: a fixed part per copy and a factor on the model's copy_per_byte. Measured
+// on the 2-core Intel Xeon VM: one process_vm_readv moved 1 MiB in 51.8 us where a
+// memcpy took 38.2 us (1.36x per byte), and 64 KiB in 2.92 us against 1.49 (1.4 us
+// more: the system call and pinning the pages). Decision: those two rounded figures
+// rather than a straight line through both points (0.94 us + 1.33x); with that
+// machine's memcpy rate they price 64 KiB at 3.41 us (17% high) and 1 MiB at 53.0 us
+// (2% high), erring against the direct steps. They are that machine's: on the 2-core
+// AMD EPYC VM forced 2-rank broadcasts by cross-memory attach (one direct copy of half
+// the message) took 5.5 us at 64 KiB, 9.2 at 256 KiB and 28.3 at 1 MiB, about 3 us a
+// copy and 3x a local copy per byte (docs/performance/issue15/cma-2026-11-28.txt, lines
+// B). So a model may carry its own (direct_per_byte, direct_fixed), which
+// CANOPY_MODEL=measure times and CANOPY_LEARN refits (planner/learn.h). The fixed part
+// is left out of the (d, c) model, whose units are not seconds (as
+// kStagingHandoffSeconds is).
 constexpr double kDirectCopyFixedSeconds = 1.4e-6;
 constexpr double kDirectCopyFactor = 1.35;
 
@@ -48,9 +50,12 @@ struct CostModel {
   double gamma = 0;              // per byte reduced
   double reduce_fixed = 0;       // per reduction regardless of size (the c of (d, c))
   double copy_per_byte = 0;      // per byte copied locally
-  // Per byte of a cross-memory-attach copy (the direct steps); 0: kDirectCopyFactor x
-  // copy_per_byte, which follows the copy rate wherever that is set or learnt.
+  // A cross-memory-attach copy (the direct steps): direct_fixed seconds per copy (the
+  // system call, pinning the pages), then direct_per_byte per byte, where 0 means
+  // kDirectCopyFactor x copy_per_byte, following the copy rate wherever that is set or
+  // learnt. The (d, c) model has no fixed part.
   double direct_per_byte = 0;
+  double direct_fixed = kDirectCopyFixedSeconds;
   Duplex duplex = Duplex::Half;  // Full: a rank may send and receive at once
   bool overlap = false;          // true: computation runs while transfers progress
   // pLogP: g(m) at measured sizes, increasing in bytes; empty for the other models.
@@ -67,9 +72,11 @@ struct CostModel {
   double reduce(std::int64_t bytes) const { return reduce_fixed + gamma * static_cast<double>(bytes); }
   double copy(std::int64_t bytes) const { return copy_per_byte * static_cast<double>(bytes); }
   // A Read or Write of `bytes` between two processes' memory (schedule.h, the direct
-  // steps: process_vm_readv/writev): kDirectCopyFixedSeconds per copy, then
-  // direct_per_byte() per byte (0 where copies are free).
-  double direct_copy(std::int64_t bytes) const;
+  // steps: process_vm_readv/writev): direct_fixed, then direct_per_byte_or_derived() per
+  // byte (nothing per byte where copies are free).
+  double direct_copy(std::int64_t bytes) const {
+    return direct_fixed + direct_per_byte_or_derived() * static_cast<double>(bytes);
+  }
   double direct_per_byte_or_derived() const {
     return direct_per_byte > 0 ? direct_per_byte : kDirectCopyFactor * copy_per_byte;
   }
@@ -81,7 +88,7 @@ struct CostModel {
   bool operator==(const CostModel& o) const {
     return kind == o.kind && alpha == o.alpha && beta == o.beta && gamma == o.gamma &&
            reduce_fixed == o.reduce_fixed && copy_per_byte == o.copy_per_byte &&
-           direct_per_byte == o.direct_per_byte && duplex == o.duplex &&
+           direct_per_byte == o.direct_per_byte && direct_fixed == o.direct_fixed && duplex == o.duplex &&
            overlap == o.overlap && gap == o.gap;
   }
 };
@@ -97,10 +104,13 @@ CostModel default_model();
 // pLogP with latency L and gaps g (pairs of bytes and seconds, at least one).
 CostModel plogp_model(double L, std::vector<std::pair<std::int64_t, double>> gap);
 
-// Parses "hockney:alpha=A,beta=B,gamma=G[,copy=C][,direct=D][,duplex=half|full][,overlap=0|1]",
-// "overlap:d=D,c=C", "plogp:L=L,g=M1:G1/M2:G2/...[,gamma=G,copy=C,direct=D,duplex=..,overlap=..]"
+// Parses "hockney:alpha=A,beta=B,gamma=G[,copy=C][,direct=D,direct_fixed=S]
+// [,duplex=half|full][,overlap=0|1]", "overlap:d=D,c=C",
+// "plogp:L=L,g=M1:G1/M2:G2/...[,gamma=G,copy=C,direct=D,direct_fixed=S,duplex=..,overlap=..]"
 // or "plogp:FILE" (a file of lines "L <seconds>", "<bytes> <g seconds>", optionally
-// "gamma <s/byte>", "copy <s/byte>" and "direct <s/byte>"; # starts a comment). Throws
+// "gamma <s/byte>", "copy <s/byte>", "direct <s/byte>" and "direct_fixed <s>"; #
+// starts a comment). direct and direct_fixed default to 0 (derived from copy) and
+// kDirectCopyFixedSeconds, and spec() writes them only otherwise. Throws
 // std::invalid_argument naming the bad part and what is allowed.
 CostModel parse_model(const std::string& spec);
 

@@ -22,12 +22,12 @@ constexpr double kMaxFactor = 50;
 constexpr double kStep = 1e-6;
 // Where the slopes are taken, relative to the model (price_gradient says why): distinct
 // per parameter, and large against kStep so that a nudge stays on the path chosen.
-constexpr Parameters kTieBreak = {1.1e-4, 2.3e-4, 3.7e-4, 5.3e-4, 7.1e-4};
-constexpr int kDirect = 4;  // the index of direct_per_byte
+constexpr Parameters kTieBreak = {1.1e-4, 2.3e-4, 3.7e-4, 5.3e-4, 7.1e-4, 8.9e-4};
+constexpr int kDirect = 4;  // the index of direct_per_byte (then direct_fixed)
 
-// The direct copies' price as the model prices them: its own, or derived from copy.
+// The direct copies' price per byte as the model prices them: its own, or derived.
 Parameters parameters(const CostModel& m) {
-  return {m.alpha, m.beta, m.gamma, m.copy_per_byte, m.direct_per_byte_or_derived()};
+  return {m.alpha, m.beta, m.gamma, m.copy_per_byte, m.direct_per_byte_or_derived(), m.direct_fixed};
 }
 
 void set_parameters(CostModel& m, const Parameters& p) {
@@ -36,6 +36,7 @@ void set_parameters(CostModel& m, const Parameters& p) {
   m.gamma = p[2];
   m.copy_per_byte = p[3];
   m.direct_per_byte = p[kDirect];
+  m.direct_fixed = p[kDirect + 1];
 }
 
 // Solves a x = b for a symmetric positive definite a (Gaussian elimination with
@@ -154,7 +155,7 @@ CostModel refit(const CostModel& prior, const std::vector<ModelSample>& samples)
     Parameters h{};
     // (Relative to the measurement.)
     for (int k = 0; k < kParameters; ++k) h[k] = s.gradient.slope[k] * p[k] / s.measured;
-    direct_seen = direct_seen || h[kDirect] > 0;
+    direct_seen = direct_seen || h[kDirect] > 0 || h[kDirect + 1] > 0;
     // (h . x + fixed / measured - 1)^2: the parameters' part of the measurement is what
     // the fixed part leaves of it.
     const double target = 1 - s.gradient.fixed / s.measured;
@@ -169,7 +170,8 @@ CostModel refit(const CostModel& prior, const std::vector<ModelSample>& samples)
     a[k][k] += kPull;
     b[k] += kPull;
   }
-  Parameters x{1, 1, 1, 1, 1};
+  Parameters x;
+  x.fill(1);
   if (!solve(a, b, x)) return prior;
   Parameters q = p;
   for (int k = 0; k < kParameters; ++k)

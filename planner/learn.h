@@ -2,9 +2,9 @@
 //
 // Every time the simulator (or a formula equal to it) gives is a sum of the model's
 // costs along the critical path: so many messages (alpha each), so many bytes sent
-// (beta), reduced (gamma), copied (copy) and copied by cross-memory attach (direct),
-// plus the staged hand-overs and the direct copies' fixed part, which no parameter
-// scales. A makespan is therefore g . theta + fixed, with theta the
+// (beta), reduced (gamma), copied (copy), so many cross-memory-attach copies
+// (direct_fixed each) and bytes so copied (direct), plus the staged hand-overs, which
+// no parameter scales. A makespan is therefore g . theta + fixed, with theta the
 // parameters and g the critical path's counts, and g is the makespan's derivative with
 // respect to theta (price_gradient, by finite differences: the price is piecewise
 // linear in theta). Given calls measured with their g, refit() finds the parameters
@@ -14,11 +14,14 @@
 // samples cannot tell apart (beta, gamma and copy all scale with bytes) share the
 // correction, as the pull spreads it.
 //
-// Hockney models only (alpha, beta, gamma, copy, direct); pLogP's gap table and the
-// (d, c) model are left as they are. Decision: the direct copies' per-byte price is a
-// parameter of its own rather than a factor on copy: their trials (cma-bcast) taught
-// copy a rate that then priced the ring's copies, and the factor is one machine's
-// (cost_model.h: 1.35x on the Intel Xeon VM, about 4x on the AMD EPYC VM).
+// Hockney models only (alpha, beta, gamma, copy, direct, direct_fixed); pLogP's gap table
+// and the (d, c) model are left as they are. Decision: the direct copies' price has
+// parameters of its own (cost_model.h: 1.35x a local copy and 1.4 us on the Intel Xeon
+// VM, about 3x and 3 us on the AMD EPYC VM) rather than a factor on copy, on which
+// cma-bcast's trials taught copy a rate that then priced the ring's copies. A factor
+// learnt as a parameter (tried) is not linear in the parameters (factor x copy): the
+// fit, one linear step from the prior, learnt a factor of 0.39 from calls timed at 3.
+// Where no call had a direct copy the per-byte price stays derived from copy.
 #pragma once
 
 #include <array>
@@ -30,18 +33,17 @@
 
 namespace canopy::planner {
 
-// The learnt parameters: alpha, beta, gamma, copy_per_byte and the direct copies' per-byte
-// price (CostModel::direct_per_byte_or_derived).
-constexpr int kParameters = 5;
+// The learnt parameters: alpha, beta, gamma, copy_per_byte, the direct copies' per-byte
+// price (CostModel::direct_per_byte_or_derived) and direct_fixed.
+constexpr int kParameters = 6;
 using Parameters = std::array<double, kParameters>;
 
-// A price as a function of the model: slope . (alpha, beta, gamma, copy, direct) + fixed,
-// on the critical path's piece. `fixed` is what no parameter scales (the simulator's
-// staged hand-overs, kStagingHandoffSeconds each, and the direct copies'
-// kDirectCopyFixedSeconds): left out, a staged call of a few bytes (0.5 us priced, 2 ns
-// of it scaled) asked the fit to scale every parameter 100x.
+// A price as a function of the model: slope . parameters + fixed, on the critical
+// path's piece. `fixed` is what no parameter scales (the simulator's staged
+// hand-overs, kStagingHandoffSeconds each): left out, a staged call of a few bytes
+// (0.5 us priced, 2 ns of it scaled) asked the fit to scale every parameter 100x.
 struct ModelGradient {
-  Parameters slope{};  // d makespan / d (alpha, beta, gamma, copy, direct)
+  Parameters slope{};  // d makespan / d (alpha, beta, gamma, copy, direct, direct_fixed)
   double fixed = 0;               // seconds
   bool any() const;               // some slope > 0: the price depends on the model
 };
@@ -62,8 +64,8 @@ ModelGradient price_gradient(const Problem& problem, const Choice& choice);
 // The prediction of a sample's schedule under `model`: slope . parameters + fixed.
 double predict(const ModelGradient& gradient, const CostModel& model);
 
-// `prior` with alpha, beta, gamma, copy and direct refitted to `samples` (see above; a
-// derived direct price stays derived where no sample has a direct copy). Returns
+// `prior` with its parameters refitted to `samples` (see above; a derived direct price
+// stays derived where no sample has a direct copy). Returns
 // `prior` unchanged when it is not learnable or there is nothing to fit.
 CostModel refit(const CostModel& prior, const std::vector<ModelSample>& samples);
 

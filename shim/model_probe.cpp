@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -57,44 +58,55 @@ double seconds_per_byte(Work work) {
   return best / kLarge;
 }
 
-// Rank 1's time per byte of a cross-memory-attach copy: process_vm_readv of rank 0's
-// `buffer` (kLarge bytes) into its own, best of five after one, less the fixed part
-// CostModel::direct_copy adds (kDirectCopyFixedSeconds). Rank 0 sends its process and
-// buffer and waits for the answer, which is 0 where nothing was measured: the ranks are
-// on different nodes (`same_node` on rank 1: its node's lowest rank is 0), the copy is
-// not wanted (`wanted`, the same on both), or the kernel refuses it (yama's
-// ptrace_scope, seccomp). Decision: timed here, between the two ranks that time the
-// network, rather than when a node's ring is made, where every rank would have to agree
-// on a figure before any plan could use it; CANOPY_LEARN refits it from the calls as well.
-double direct_seconds_per_byte(MPI_Comm comm, int rank, std::vector<char>& buffer, bool same_node, bool wanted) {
-  if (!wanted) return 0;
+// A cross-memory-attach copy timed by rank 1: process_vm_readv of kDirectSmall and of
+// kLarge bytes of rank 0's `buffer` into its own, each the best of five after one, as
+// {seconds per copy, seconds per byte} (the line through the two). Rank 0 sends its
+// process and buffer and waits for the answer, which is {-1, -1} where nothing was
+// measured: the ranks are on different nodes (`same_node` on rank 1: its node's lowest
+// rank is 0), the copy is not wanted (`wanted`, the same on both), or the kernel refuses
+// it (yama's ptrace_scope, seccomp). Decision: timed here, between the two ranks that
+// time the network, rather than when a node's ring is made, where every rank would have
+// to agree on the figures before any plan could use them; CANOPY_LEARN refits them from
+// the calls as well.
+constexpr int kDirectSmall = 16 * 1024;
+std::array<double, 2> direct_copy_seconds(MPI_Comm comm, int rank, std::vector<char>& buffer, bool same_node,
+                                          bool wanted) {
+  std::array<double, 2> result{-1, -1};
+  if (!wanted) return result;
   std::uint64_t where[2] = {static_cast<std::uint64_t>(getpid()),
                             static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(buffer.data()))};
-  double result = 0;
   MPI_Request req;
   if (rank == 0) {
     PMPI_Isend(where, 2, MPI_UINT64_T, 1, kTag, comm, &req);
     wait_politely(&req);
-    PMPI_Irecv(&result, 1, MPI_DOUBLE, 1, kTag, comm, &req);
+    PMPI_Irecv(result.data(), 2, MPI_DOUBLE, 1, kTag, comm, &req);
     wait_politely(&req);
     return result;
   }
   PMPI_Irecv(where, 2, MPI_UINT64_T, 0, kTag, comm, &req);
   wait_politely(&req);
-  if (same_node) {
-    const iovec local{buffer.data(), static_cast<std::size_t>(kLarge)};
+  // Best seconds of one copy of `bytes`; negative where the kernel did not copy them.
+  auto best_of = [&](int bytes) {
+    const iovec local{buffer.data(), static_cast<std::size_t>(bytes)};
     void* theirs = reinterpret_cast<void*>(static_cast<std::uintptr_t>(where[1]));
-    const iovec remote{theirs, static_cast<std::size_t>(kLarge)};
+    const iovec remote{theirs, static_cast<std::size_t>(bytes)};
     double best = 1e300;
-    bool copied = true;
-    for (int i = 0; i < 6 && copied; ++i) {
+    for (int i = 0; i < 6; ++i) {
       const double start = PMPI_Wtime();
-      copied = process_vm_readv(static_cast<pid_t>(where[0]), &local, 1, &remote, 1, 0) == kLarge;
+      if (process_vm_readv(static_cast<pid_t>(where[0]), &local, 1, &remote, 1, 0) != bytes) return -1.0;
       if (i > 0) best = std::min(best, PMPI_Wtime() - start);
     }
-    if (copied) result = std::max(0.0, best - planner::kDirectCopyFixedSeconds) / kLarge;
+    return best;
+  };
+  if (same_node) {
+    const double small = best_of(kDirectSmall);
+    const double large = small < 0 ? -1.0 : best_of(kLarge);
+    if (large >= 0) {
+      const double per_byte = std::max(0.0, (large - small) / (kLarge - kDirectSmall));
+      result = {std::max(0.0, small - per_byte * kDirectSmall), per_byte};
+    }
   }
-  PMPI_Isend(&result, 1, MPI_DOUBLE, 0, kTag, comm, &req);
+  PMPI_Isend(result.data(), 2, MPI_DOUBLE, 0, kTag, comm, &req);
   wait_politely(&req);
   return result;
 }
@@ -108,14 +120,15 @@ planner::CostModel measure_model(bool same_node_as_rank_0, bool direct_wanted) {
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
   planner::CostModel m = planner::default_model();
-  double params[5] = {m.alpha, m.beta, m.gamma, m.copy_per_byte, m.direct_per_byte};
+  double params[6] = {m.alpha, m.beta, m.gamma, m.copy_per_byte, m.direct_per_byte, m.direct_fixed};
+  std::array<double, 2> direct{-1, -1};  // seconds per copy and per byte, where measured
   std::vector<char> buffer(kLarge, 1);
   if (size > 1 && rank < 2) {
     const double small = one_way_seconds(comm, rank, buffer, kSmall);
     const double large = one_way_seconds(comm, rank, buffer, kLarge);
     params[0] = small;
     params[1] = std::max(0.0, (large - small) / (kLarge - kSmall));
-    params[4] = direct_seconds_per_byte(comm, rank, buffer, same_node_as_rank_0, direct_wanted);
+    direct = direct_copy_seconds(comm, rank, buffer, same_node_as_rank_0, direct_wanted);
   }
   if (rank == 0) {
     std::vector<double> a(kLarge / sizeof(double), 1.0), b(kLarge / sizeof(double), 2.0);
@@ -124,9 +137,13 @@ planner::CostModel measure_model(bool same_node_as_rank_0, bool direct_wanted) {
     params[2] = seconds_per_byte(
         [&] { combine(sum, a.data(), b.data(), static_cast<int>(a.size()), MPI_DOUBLE, MPI_SUM); });
     params[3] = seconds_per_byte([&] { std::memcpy(b.data(), a.data(), kLarge); });
+    if (direct[1] > 0) {  // (0 would read as derived from copy)
+      params[4] = direct[1];
+      params[5] = direct[0];
+    }
   }
   MPI_Request req;
-  PMPI_Ibcast(params, 5, MPI_DOUBLE, 0, comm, &req);
+  PMPI_Ibcast(params, 6, MPI_DOUBLE, 0, comm, &req);
   wait_politely(&req);
   PMPI_Comm_free(&comm);
   m.alpha = params[0];
@@ -134,6 +151,7 @@ planner::CostModel measure_model(bool same_node_as_rank_0, bool direct_wanted) {
   m.gamma = params[2];
   m.copy_per_byte = params[3];
   m.direct_per_byte = params[4];
+  m.direct_fixed = params[5];
   return m;
 }
 

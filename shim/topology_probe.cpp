@@ -236,6 +236,7 @@ planner::CostModel link_model(double small, double large, std::int64_t probe, co
   planner::CostModel m = planner::hockney_model(probe > kSmall ? small : std::min(small, large), beta, base.gamma);
   m.copy_per_byte = base.copy_per_byte;
   m.direct_per_byte = base.direct_per_byte;
+  m.direct_fixed = base.direct_fixed;
   m.duplex = planner::Duplex::Full;
   m.overlap = true;
   return m;

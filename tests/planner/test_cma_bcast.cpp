@@ -113,18 +113,24 @@ TEST_CASE("A direct copy costs a system call and 1.35 local copies per byte; not
   CHECK(parse_model(m.spec()) == m);
 }
 
-TEST_CASE("A model's own direct price replaces the factor on copy, and its text carries it", "[cma-bcast][cost-model]") {
+TEST_CASE("A model's own direct price replaces the factor on copy and the fixed part, and its text carries them",
+          "[cma-bcast][cost-model]") {
   CostModel m = default_model();
   m.copy_per_byte = 2e-10;
   m.direct_per_byte = 9e-10;  // the AMD EPYC VM's order: several local copies per byte
-  CHECK(m.direct_copy(1 << 20) == Approx(kDirectCopyFixedSeconds + 9e-10 * (1 << 20)));
+  m.direct_fixed = 3e-6;
+  CHECK(m.direct_copy(1 << 20) == Approx(3e-6 + 9e-10 * (1 << 20)));
   m.copy_per_byte = 1e-12;  // no longer follows the copy rate
-  CHECK(m.direct_copy(1 << 20) == Approx(kDirectCopyFixedSeconds + 9e-10 * (1 << 20)));
-  CHECK(m.spec().find(",direct=9e-10") != std::string::npos);
+  CHECK(m.direct_copy(1 << 20) == Approx(3e-6 + 9e-10 * (1 << 20)));
+  CHECK(m.spec().find(",direct=9e-10,direct_fixed=3e-06,") != std::string::npos);
   CHECK(parse_model(m.spec()) == m);
   CostModel derived = m;
   derived.direct_per_byte = 0;
   CHECK_FALSE(derived == m);
+  CostModel starting_fixed = m;
+  starting_fixed.direct_fixed = kDirectCopyFixedSeconds;
+  CHECK_FALSE(starting_fixed == m);
+  CHECK(starting_fixed.spec().find("direct_fixed") == std::string::npos);
   // The price ranks the broadcast: cma-bcast's p-1 direct copies of a share against the
   // ring's two local copies of each segment.
   CostModel slow_direct = default_model();

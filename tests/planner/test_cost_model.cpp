@@ -19,6 +19,7 @@ void check_same(const CostModel& a, const CostModel& b) {
   CHECK(a.reduce_fixed == b.reduce_fixed);
   CHECK(a.copy_per_byte == b.copy_per_byte);
   CHECK(a.direct_per_byte == b.direct_per_byte);
+  CHECK(a.direct_fixed == b.direct_fixed);
   CHECK(a.duplex == b.duplex);
   CHECK(a.overlap == b.overlap);
 }
@@ -73,6 +74,8 @@ TEST_CASE("Cost model: parse_model(spec()) gives the model back", "[cost_model]"
   models.push_back(tuned);
   tuned.direct_per_byte = 1.0 / 3 * 1e-10;  // a learnt cross-memory-attach price
   models.push_back(tuned);
+  tuned.direct_fixed = 3.1e-6;
+  models.push_back(tuned);
   CostModel plogp = plogp_model(1e-6, {{1, 1e-7}, {65536, 5e-6}});
   plogp.direct_per_byte = 4e-11;
   models.push_back(plogp);
@@ -95,7 +98,10 @@ TEST_CASE("Cost model: parse_model reads the documented forms and defaults", "[c
   CHECK(full.duplex == Duplex::Full);
   CHECK(full.overlap);
   CHECK(full.direct_per_byte == 0);  // derived from copy (CostModel::direct_copy)
-  CHECK(parse_model("hockney:alpha=1e-6,beta=1e-10,copy=2e-10,direct=5e-10").direct_per_byte == 5e-10);
+  CHECK(full.direct_fixed == kDirectCopyFixedSeconds);
+  const CostModel direct = parse_model("hockney:alpha=1e-6,beta=1e-10,copy=2e-10,direct=5e-10,direct_fixed=3e-6");
+  CHECK(direct.direct_per_byte == 5e-10);
+  CHECK(direct.direct_fixed == 3e-6);
   check_same(parse_model("overlap:c=2,d=1"), overlap_model(1, 2));
 }
 
@@ -118,6 +124,7 @@ TEST_CASE("Cost model: a bad spec throws std::invalid_argument naming the bad ke
   check_bad_spec("hockney:alpha=1,beta=1,overlap=yes", {"overlap", "yes"});
   check_bad_spec("hockney:alpha=1,beta=1,delta=3", {"delta"});
   check_bad_spec("hockney:alpha=1,beta=1,direct=-1e-10", {"direct", "-1e-10"});
+  check_bad_spec("hockney:alpha=1,beta=1,direct_fixed=x", {"direct_fixed", "x"});
   check_bad_spec("overlap:d=1,c=2,direct=1", {"direct"});
   check_bad_spec("overlap:d=1,c=2,duplex=full", {"duplex"});
   check_bad_spec("hockney:alpha=1,beta", {"beta", "key=value"});

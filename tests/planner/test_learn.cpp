@@ -204,23 +204,24 @@ TEST_CASE("Refitting a node's ring calls prices a ring broadcast it never measur
     }
 }
 
-// The direct copies' per-byte price is a parameter of its own (planner/learn.h): on the
-// 2-core AMD EPYC VM a cross-memory-attach copy costs about four local copies per byte,
-// where the model's factor says 1.35 (the Intel Xeon VM's). Broadcasts through the ring
-// (local copies) and by cross-memory attach (direct copies), timed under such a
-// machine, teach the model both rates, and it then ranks the two as the machine does.
+// The direct copies' price has parameters of its own (planner/learn.h): on the 2-core
+// AMD EPYC VM a cross-memory-attach copy costs about 3 us and three local copies per
+// byte, where the starting model says 1.4 us and 1.35 (the Intel Xeon VM's).
+// Broadcasts through the ring (local copies) and by cross-memory attach (direct
+// copies), timed under such a machine at a few sizes, teach the model both, and it then
+// prices and ranks the two as the machine does.
 TEST_CASE("Refitting learns the direct copies' price apart from the ring's copies", "[learn][cma-bcast]") {
-  const CostModel prior = default_model();  // direct derived: 1.35 x copy
+  const CostModel prior = default_model();  // direct derived: 1.35 x copy, 1.4 us a copy
   CostModel truth = prior;
-  truth.copy_per_byte = 0.5e-10;
-  truth.direct_per_byte = 4 * truth.copy_per_byte;
+  truth.copy_per_byte = 0.2e-10;  // the ring's copies run faster than the default model says
+  truth.direct_per_byte = 3 * truth.copy_per_byte;
+  truth.direct_fixed = 3e-6;
   auto problem_of = [](int p, std::int64_t bytes, const CostModel& model) {
     Problem problem = with_staging_ring(make_problem(Collective::Bcast, p, 0, bytes, 1, true, -1, model));
     problem.direct_access = true;
     return problem;
   };
   std::vector<ModelSample> ring_samples, all_samples;
-  std::vector<bool> direct_sample;
   for (int p : {2, 4})
     for (std::int64_t bytes : {65536, 262144, 1 << 20})
       for (const char* algorithm : {"shm-bcast", "cma-bcast"}) {
@@ -230,18 +231,18 @@ TEST_CASE("Refitting learns the direct copies' price apart from the ring's copie
         REQUIRE(price_choice(problem_of(p, bytes, truth), choice, t));
         const ModelSample sample{price_gradient(problem, choice), t.makespan};
         const bool direct = std::string(algorithm) == "cma-bcast";
-        REQUIRE((sample.gradient.slope[4] > 0) == direct);  // only direct copies have a direct slope
+        // Only direct copies have direct slopes.
+        REQUIRE((sample.gradient.slope[4] > 0) == direct);
+        REQUIRE((sample.gradient.slope[5] > 0) == direct);
         all_samples.push_back(sample);
-        direct_sample.push_back(direct);
         if (!direct) ring_samples.push_back(sample);
       }
   const CostModel learned = refit(prior, all_samples);
   CAPTURE(learned.spec());
-  CHECK(learned.direct_per_byte > 2.5 * learned.copy_per_byte);  // 4x in truth, 1.35x before
-  for (std::size_t i = 0; i < all_samples.size(); ++i) {
-    CAPTURE(i, direct_sample[i]);
-    CHECK(relative_error(predict(all_samples[i].gradient, learned), all_samples[i].measured) < 0.15);
-  }
+  CHECK(relative_error(learned.direct_per_byte, truth.direct_per_byte) < 0.2);
+  CHECK(learned.direct_fixed > 2e-6);  // from 1.4 us towards 3 (the pull holds it back)
+  for (const ModelSample& s : all_samples)
+    CHECK(relative_error(predict(s.gradient, learned), s.measured) < 0.15);
   // Learnt, the model ranks the 1 MiB broadcast as the machine does; the prior did not.
   const std::string machine = rank_choices(problem_of(2, 1 << 20, truth), Request{}).front().algorithm;
   CHECK(machine == "shm-bcast");
@@ -251,6 +252,7 @@ TEST_CASE("Refitting learns the direct copies' price apart from the ring's copie
   // follows the copy rate they teach.
   const CostModel ring_only = refit(prior, ring_samples);
   CHECK(ring_only.direct_per_byte == 0);
+  CHECK(ring_only.direct_fixed == prior.direct_fixed);
   CHECK(ring_only.copy_per_byte < prior.copy_per_byte);
   CHECK(ring_only.direct_copy(1 << 20) < prior.direct_copy(1 << 20));
 }

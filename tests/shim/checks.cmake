@@ -491,11 +491,11 @@ add_test(NAME "mpi preload: CANOPY_CMA=off, the forced cma-bcast cannot plan"
 set_tests_properties("mpi preload: CANOPY_CMA=off, the forced cma-bcast cannot plan" PROPERTIES
                      ENVIRONMENT "CANOPY_CMA=off;CANOPY_BCAST_ALGO=cma-bcast;EXPECT_OUTPUT_ABSENT=cross-memory attach between the .* does not work"
                      LABELS "mpi;preload" TIMEOUT 120)
-# CANOPY_MODEL=measure times a cross-memory-attach copy between ranks 0 and 1 (one node)
+# CANOPY_MODEL=measure times cross-memory-attach copies between ranks 0 and 1 (one node)
 # beside the ping-pong: rank 0's "active:" line shows the model with a direct price of
-# its own; with CANOPY_CMA=off none is timed and the price stays derived (no direct=).
+# its own; with CANOPY_CMA=off none is timed and the starting price stays (no direct=).
 # bcast_matrix checks every result planned with the measured model.
-foreach(case "auto|copy=[^,]+,direct=[^,]+,duplex=full" "off|copy=[^,]+,duplex=full")
+foreach(case "auto|copy=[^,]+,direct=[^,]+,direct_fixed=[^,]+,duplex=full" "off|copy=[^,]+,duplex=full")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 cma)
   list(GET parts 1 pattern)
