@@ -685,7 +685,13 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
     }
     // Trials also try the ring's best schedule where the model ranks it below those, and
     // the best of the other node mechanism (cross-memory attach against the ring's
-    // entries; planner::bring_staged_forward says why), still within kTrialPriceRatio below.
+    // entries; planner::bring_staged_forward says why), still within kTrialPriceRatio
+    // below, but for the best direct schedule, trialled whatever its price: the model
+    // learns a direct copy's price from those trials alone (per byte and per copy, which
+    // one size cannot tell apart), and a direct schedule priced out of one size's trials
+    // is never measured again. Measured: 2 ranks on the AMD EPYC VM, a 64 KiB trial
+    // taught 1.6e-10 s/B and 1.5 us a copy, which priced cma-bcast at 256 KiB at 18.4 us,
+    // twice the ring's price, where it runs in 9-12, and 1 MiB at 69.6 (it took 28-31).
     if (tune && staging && request.algorithm == "auto")
       wanted += planner::bring_staged_forward(ranked, wanted, problem.collective);
     const double best_price = ranked.front().predicted;
@@ -726,10 +732,15 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
       wanted = 0;
     }
     std::vector<std::vector<std::vector<planner::Step>>> kept_steps;  // of the candidates kept, where built whole
+    bool direct_tried = false;  // the best direct schedule is among the candidates
     for (const planner::Choice& pick : ranked) {
       if (made->candidates.size() == wanted) break;
-      // A schedule the model prices far above the best is not worth a trial.
-      if (!made->candidates.empty() && pick.predicted > kTrialPriceRatio * best_price) continue;
+      // A schedule the model prices far above the best is not worth a trial (but for the
+      // best direct one, above).
+      const planner::Algorithm* algorithm = planner::find_algorithm(problem.collective, pick.algorithm);
+      const bool best_direct = tune && !direct_tried && algorithm && algorithm->direct;
+      if (!made->candidates.empty() && !best_direct && pick.predicted > kTrialPriceRatio * best_price) continue;
+      direct_tried = direct_tried || best_direct;
       CandidateBuild built = candidate_for(problem, pick, rank, key, topology.get(), learning);
       if (!built.rejected.empty()) {
         if (rank == 0) rt.log->warn("{}", built.rejected);

@@ -491,6 +491,16 @@ add_test(NAME "mpi preload: CANOPY_CMA=off, the forced cma-bcast cannot plan"
 set_tests_properties("mpi preload: CANOPY_CMA=off, the forced cma-bcast cannot plan" PROPERTIES
                      ENVIRONMENT "CANOPY_CMA=off;CANOPY_BCAST_ALGO=cma-bcast;EXPECT_OUTPUT_ABSENT=cross-memory attach between the .* does not work"
                      LABELS "mpi;preload" TIMEOUT 120)
+# auto trials the best direct schedule whatever the model prices it at (CommState::plan:
+# its price is learnt from its own trials alone): a model that prices a direct copy at
+# ten local ones still puts cma-bcast among the trial candidates of bcast_matrix's
+# 100 KB broadcasts, and every result is right.
+add_test(NAME "mpi preload: auto trials cma-bcast priced far above the ring"
+         COMMAND ${expect} 1 1000 "^canopy\\[0\\] info: new schedule: bcast of [0-9]+ B over 2 ranks, root [0-9]+: cma-bcast," --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:bcast_matrix>)
+set_tests_properties("mpi preload: auto trials cma-bcast priced far above the ring" PROPERTIES
+                     ENVIRONMENT "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,copy=1e-10,direct=1e-9,duplex=full,overlap=1;CANOPY_LOG_LEVEL=info"
+                     LABELS "mpi;preload" TIMEOUT 120)
 # CANOPY_MODEL=measure times cross-memory-attach copies between ranks 0 and 1 (one node)
 # beside the ping-pong: rank 0's "active:" line shows the model with a direct price of
 # its own; with CANOPY_CMA=off none is timed and the starting price stays (no direct=).
