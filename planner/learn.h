@@ -44,8 +44,8 @@ using Parameters = std::array<double, kParameters>;
 // (0.5 us priced, 2 ns of it scaled) asked the fit to scale every parameter 100x.
 struct ModelGradient {
   Parameters slope{};  // d makespan / d (alpha, beta, gamma, copy, direct, direct_fixed)
-  double fixed = 0;               // seconds
-  bool any() const;               // some slope > 0: the price depends on the model
+  double fixed = 0;    // seconds
+  bool any() const;    // some slope > 0: the price depends on the model
 };
 
 struct ModelSample {
