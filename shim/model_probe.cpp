@@ -46,16 +46,27 @@ double one_way_seconds(MPI_Comm comm, int rank, std::vector<char>& buffer, int b
   return best;
 }
 
+// The best of `runs` timings of `work` after `warm_ups` untimed ones; negative where
+// `work` fails (returns false).
+template <typename Work>
+double best_seconds(int warm_ups, int runs, Work work) {
+  double best = 1e300;
+  for (int i = 0; i < warm_ups + runs; ++i) {
+    const double start = PMPI_Wtime();
+    if (!work()) return -1;
+    if (i >= warm_ups) best = std::min(best, PMPI_Wtime() - start);
+  }
+  return best;
+}
+
 // Best time per byte of `work` on a buffer of kLarge bytes.
 template <typename Work>
 double seconds_per_byte(Work work) {
-  double best = 1e300;
-  for (int i = 0; i < 5; ++i) {
-    const double start = PMPI_Wtime();
-    work();
-    best = std::min(best, PMPI_Wtime() - start);
-  }
-  return best / kLarge;
+  return best_seconds(0, 5, [&] {
+           work();
+           return true;
+         }) /
+         kLarge;
 }
 
 // A cross-memory-attach copy timed by rank 1: process_vm_readv of kDirectSmall and of
@@ -75,28 +86,26 @@ std::array<double, 2> direct_copy_seconds(MPI_Comm comm, int rank, std::vector<c
   if (!wanted) return result;
   std::uint64_t where[2] = {static_cast<std::uint64_t>(getpid()),
                             static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(buffer.data()))};
-  MPI_Request req;
+  auto transfer = [&](bool send, void* data, int count, MPI_Datatype type) {
+    MPI_Request req;
+    if (send) PMPI_Isend(data, count, type, 1 - rank, kTag, comm, &req);
+    else PMPI_Irecv(data, count, type, 1 - rank, kTag, comm, &req);
+    wait_politely(&req);
+  };
   if (rank == 0) {
-    PMPI_Isend(where, 2, MPI_UINT64_T, 1, kTag, comm, &req);
-    wait_politely(&req);
-    PMPI_Irecv(result.data(), 2, MPI_DOUBLE, 1, kTag, comm, &req);
-    wait_politely(&req);
+    transfer(true, where, 2, MPI_UINT64_T);
+    transfer(false, result.data(), 2, MPI_DOUBLE);
     return result;
   }
-  PMPI_Irecv(where, 2, MPI_UINT64_T, 0, kTag, comm, &req);
-  wait_politely(&req);
+  transfer(false, where, 2, MPI_UINT64_T);
   // Best seconds of one copy of `bytes`; negative where the kernel did not copy them.
   auto best_of = [&](int bytes) {
     const iovec local{buffer.data(), static_cast<std::size_t>(bytes)};
     void* theirs = reinterpret_cast<void*>(static_cast<std::uintptr_t>(where[1]));
     const iovec remote{theirs, static_cast<std::size_t>(bytes)};
-    double best = 1e300;
-    for (int i = 0; i < 6; ++i) {
-      const double start = PMPI_Wtime();
-      if (process_vm_readv(static_cast<pid_t>(where[0]), &local, 1, &remote, 1, 0) != bytes) return -1.0;
-      if (i > 0) best = std::min(best, PMPI_Wtime() - start);
-    }
-    return best;
+    return best_seconds(1, 5, [&] {
+      return process_vm_readv(static_cast<pid_t>(where[0]), &local, 1, &remote, 1, 0) == bytes;
+    });
   };
   if (same_node) {
     const double small = best_of(kDirectSmall);
@@ -106,8 +115,7 @@ std::array<double, 2> direct_copy_seconds(MPI_Comm comm, int rank, std::vector<c
       result = {std::max(0.0, small - per_byte * kDirectSmall), per_byte};
     }
   }
-  PMPI_Isend(result.data(), 2, MPI_DOUBLE, 0, kTag, comm, &req);
-  wait_politely(&req);
+  transfer(true, result.data(), 2, MPI_DOUBLE);
   return result;
 }
 
