@@ -572,12 +572,31 @@ CandidateBuild candidate_for(const planner::Problem& problem, const planner::Cho
   return out;
 }
 
-// The candidates for `key` on `rank` of a communicator of `size` ranks: priced by the
-// planner (planner/select.h), the best ones built as this rank's views.
-std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t count, int rank, int size,
+// What a plan is made from (besides the topology and another root's choices): equal
+// recipes make equal plans (remembered_plan).
+struct PlanRecipe {
+  PlanKey key;
+  std::int64_t count;
+  int rank, size;
+  planner::CostModel model;
+  bool learning, staging, direct, trial_cheap;
+  bool operator==(const PlanRecipe& o) const {
+    return key == o.key && count == o.count && rank == o.rank && size == o.size && learning == o.learning &&
+           staging == o.staging && direct == o.direct && trial_cheap == o.trial_cheap && model == o.model;
+  }
+};
+
+// The candidates for `recipe.key` on `recipe.rank` of a communicator of `recipe.size`
+// ranks: priced by the planner (planner/select.h), the best ones built as this rank's views.
+std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
                                              const std::shared_ptr<const planner::Topology>& topology,
-                                             const planner::CostModel& model, bool learning, bool staging,
-                                             bool direct, bool trial_cheap, const ClassChoices* adopt) {
+                                             const ClassChoices* adopt) {
+  const PlanKey& key = recipe.key;
+  const std::int64_t count = recipe.count;
+  const int rank = recipe.rank, size = recipe.size;
+  const planner::CostModel& model = recipe.model;
+  const bool learning = recipe.learning, staging = recipe.staging, direct = recipe.direct;
+  const bool trial_cheap = recipe.trial_cheap;
   Runtime& rt = runtime();
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
@@ -817,17 +836,6 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanKey& key, std::int64_t co
 // where no topology is known: a topology is the world's restricted to the ranks, and
 // comparing it would cost what it saves. Every rank gets the same plan whether it
 // remembered one or not, so what each rank remembers may differ.
-struct PlanRecipe {
-  PlanKey key;
-  std::int64_t count;
-  int rank, size;
-  planner::CostModel model;
-  bool learning, staging, direct, trial_cheap;
-  bool operator==(const PlanRecipe& o) const {
-    return key == o.key && count == o.count && rank == o.rank && size == o.size && learning == o.learning &&
-           staging == o.staging && direct == o.direct && trial_cheap == o.trial_cheap && model == o.model;
-  }
-};
 constexpr std::size_t kRememberedPlans = 64;
 constexpr std::size_t kRememberedPlanBytes = std::size_t{4} << 20;
 ThreadLock remembered_mutex;
@@ -926,8 +934,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
   // root (not remembered for other communicators: the plan depends on this one's past).
   ClassChoices* known = topology_ ? nullptr : class_choices(key);
   if (known)
-    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.direct, recipe.trial_cheap,
-                            known);
+    made = make_cached_plan(recipe, topology_, known);
   if (!made && !topology_) {
     made = remembered_plan(recipe);
     if (made && rank_ == 0 && runtime().log->should_log(spdlog::level::info))
@@ -937,8 +944,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
                               planner::summarize(c.schedule));
   }
   if (!made) {
-    made = make_cached_plan(key, count, rank_, size_, topology_, model_, learning_, recipe.staging, recipe.direct, recipe.trial_cheap,
-                            nullptr);
+    made = make_cached_plan(recipe, topology_, nullptr);
     if (!topology_) remember_plan(recipe, *made);
   }
   if (!topology_ && !known && made->trialling()) {
