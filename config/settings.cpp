@@ -145,6 +145,12 @@ const std::vector<SettingSpec>& setting_specs() {
        "against that one (native MPI's first calls of a size are often its slowest: a short job never pays "
        "for them); 0 trials native MPI with the schedules from the first call",
        "CANOPY_AUTO_NATIVE_AFTER=0"},
+      {"CANOPY_AUTO_RECHECK", "fraction", "0.02", "a number from 0 to 0.5",
+       "With auto: after a size class's trials have decided, the choice is measured against its rival (native "
+       "MPI, or the best other schedule where native won) again now and then, in rounds as in the trials, and "
+       "either may win; the waits between rechecks keep their cost under this share of the class's time and "
+       "double each time; 0 makes a decision final",
+       "CANOPY_AUTO_RECHECK=0"},
       {"CANOPY_RING_AFTER", "seconds", "0.01", "a number of seconds from 0 to 3600, or off",
        "With auto: once a communicator's reduces and broadcasts kept native for being cheap "
        "(CANOPY_AUTO_NATIVE_BELOW) add up to this, as the model prices them, its staging ring is made for them "
@@ -344,6 +350,13 @@ ParseResult parse_settings(const Environment& env) {
       bad("CANOPY_AUTO_NATIVE_AFTER", *v, "an integer from 0 to 1000000000", "using 256");
     else
       s.auto_native_after = static_cast<int>(n);
+  }
+  if (const auto* v = find("CANOPY_AUTO_RECHECK")) {
+    double x = 0;
+    if (!parse_number(*v, x) || !(x >= 0) || x > 0.5)
+      bad("CANOPY_AUTO_RECHECK", *v, "a number from 0 to 0.5", "using 0.02");
+    else
+      s.auto_recheck = x;
   }
   if (const auto* v = find("CANOPY_RING_AFTER")) {
     double x = 0;

@@ -181,6 +181,42 @@ void Trials::decide() {
     winner = native_;
   decided_ = true;
   chosen_ = winner;
+  plan_recheck();
+}
+
+void Trials::plan_recheck() {
+  rival_ = -1;
+  since_decision_ = 0;
+  if (!(settings_.recheck_share > 0) || !(best_[chosen_] > 0) || !std::isfinite(best_[chosen_])) return;
+  auto measured = [&](int c) { return c >= 0 && c != chosen_ && std::isfinite(best_[c]); };
+  if (measured(native_)) {
+    rival_ = native_;
+  } else {
+    for (int c = 0; c < static_cast<int>(best_.size()); ++c)
+      if (measured(c) && (rival_ < 0 || best_[c] < best_[rival_])) rival_ = c;
+  }
+  if (rival_ < 0) return;
+  // A recheck's price: its measured rounds (a first look for calls of one per batch)
+  // of both, at their best means; the calls of the choice that make it that share.
+  const int rounds = std::max(1, settings_.rounds);
+  const double price = rounds * (best_[rival_] * batch_of(rival_) + best_[chosen_] * batch_of(chosen_));
+  const double first = std::max(std::ceil(price / (settings_.recheck_share * best_[chosen_])),
+                                static_cast<double>(kMinRecheckCalls));
+  recheck_at_ = static_cast<long>(std::min(std::ldexp(first, std::min(rechecks_, 40)), 1e15));
+}
+
+bool Trials::count_decided_call() {
+  if (!decided_ || rival_ < 0 || ++since_decision_ < recheck_at_) return false;
+  ++rechecks_;
+  decided_ = false;
+  phase_ = Phase::kWithNative;
+  earlier_rounds_ += round_;
+  // Compared on the recheck's rounds alone (as in native's trial), native last.
+  best_[chosen_] = best_[rival_] = kInfinity;
+  if (chosen_ == native_) live_ = {rival_, chosen_};
+  else live_ = {chosen_, rival_};
+  start_rounds();
+  return true;
 }
 
 }  // namespace canopy::planner

@@ -56,6 +56,19 @@
 //    was a minimum over more rounds than native gets, in another period of the job.
 //    Measured: 2 ranks, MPICH, a 64 KiB broadcast on the Intel Xeon VM, shm-bcast 4.0-4.1
 //    us in the schedules' rounds and 4.7-6.6 in native's, native 4.1-4.4.
+//  * A decision is checked again later (`recheck_share` > 0): its trial may have been
+//    measured in another period of the job, or over a rival's cold calls. Measured on
+//    the 2-core AMD EPYC VM (2 ranks, MPICH, 256 KiB broadcasts in a slow period):
+//    native's trial at the class's 256th call measured 195 us a call, so the ring's
+//    90 us won, and the class then ran at 104 us a call where native's steady time was
+//    13-19 us. After so many calls of the choice, the choice and its rival (native MPI
+//    where it was measured and did not win, else the best other candidate measured)
+//    run rounds again, compared on those rounds alone, by the rules above (native's
+//    margin included); either may win. The calls until a recheck are what keeps its
+//    price, priced at the two candidates' best means, under `recheck_share` of the
+//    choice's time since the decision, and each recheck doubles the wait, so all of a
+//    job's rechecks cost at most about that share of its time in the class. The count
+//    comes from agreed means and calls: the same on every rank.
 // The calls a trial spends are bounded: candidates x rounds x batch (plus native MPI's
 // one more call, and, for long calls, the uncounted call and the first look, after
 // which a far worse candidate is gone).
@@ -76,7 +89,13 @@ struct TrialSettings {
   double clear = 2.0;           // decided at once when the best is this much faster than every other
   double native_margin = 0.10;  // a schedule must be this much faster than native to replace it
   int native_after = 0;         // calls before native's trial (0: native in every round from the first)
+  double recheck_share = 0;     // of a decided choice's time, for checking it again (0: a decision is final)
 };
+
+// The fewest calls of a choice before its first recheck (trials.h), whatever the prices:
+// a recheck of calls this cheap says little after fewer, and OSU's 110 calls a size
+// never meet one.
+constexpr long kMinRecheckCalls = 1024;
 
 // Calls per batch for candidates predicted to take `predicted_seconds` a call: enough
 // back-to-back calls to measure microsecond calls, one for calls of a millisecond or
@@ -147,6 +166,16 @@ class Trials {
   // Prunes or decides from the agreed means (one per live candidate, in live() order).
   void end_round(const std::vector<double>& agreed_means);
 
+  // A call of the decided choice was made (every call of a decided plan, on every rank).
+  // True where it makes a recheck due (trials.h): the choice and its rival then run
+  // rounds again, as current() and record() say, until a new decision.
+  bool count_decided_call();
+  // Rechecks begun so far; the candidate a recheck measures the choice against (-1:
+  // none, so no recheck comes); the calls of the choice until the next one (-1: none).
+  int rechecks() const { return rechecks_; }
+  int rival() const { return rival_; }
+  long calls_until_recheck() const { return rival_ < 0 || !decided_ ? -1 : recheck_at_ - since_decision_; }
+
   // Every candidate's best agreed mean so far (infinity: never measured), for logs.
   const std::vector<double>& best() const { return best_; }
   int rounds_done() const { return round_ + earlier_rounds_; }
@@ -162,6 +191,7 @@ class Trials {
   void clear_round();  // the round's sums, for the live candidates
   void start_rounds();  // first look or measured rounds of live_, from its first call
   void start_native_trial();  // rounds of the schedules' choice and native
+  void plan_recheck();        // after a decision: the rival and when to measure against it
 
   TrialSettings settings_;
   int native_;
@@ -186,7 +216,11 @@ class Trials {
   Phase phase_ = Phase::kWithNative;
   int waited_ = 0;                // calls that ran while waiting
   int native_calls_ = 0;          // calls native MPI ran in these trials
-  int earlier_rounds_ = 0;        // rounds before native's trial
+  int earlier_rounds_ = 0;        // rounds before native's trial (and before this recheck)
+  int rival_ = -1;                // what the next recheck measures the choice against
+  long since_decision_ = 0;       // calls of the choice since the decision
+  long recheck_at_ = 0;           // ... at which the recheck begins
+  int rechecks_ = 0;
 };
 
 }  // namespace canopy::planner

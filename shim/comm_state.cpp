@@ -804,6 +804,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // Native MPI's trial waits (CANOPY_AUTO_NATIVE_AFTER, planner/trials.h), except for a
     // cheap plan trialled through the ring: native has run its calls 256 times already.
     if (!trial_cheap) trial.native_after = rt.settings.auto_native_after;
+    trial.recheck_share = rt.settings.auto_recheck;  // CANOPY_AUTO_RECHECK (planner/trials.h)
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
   }
 
@@ -1041,6 +1042,18 @@ bool CommState::agree_max(std::vector<double>& values) {
   return true;
 }
 
+void CommState::recheck_began(const CachedPlan& plan, const PlanKey& key) const {
+  Runtime& rt = runtime();
+  if (rank_ != 0 || !rt.log->should_log(spdlog::level::debug)) return;
+  const std::vector<int>& live = plan.trials.live();
+  std::string which;
+  for (std::size_t i = 0; i < live.size(); ++i) which += (i ? " and " : "") + trial_name(plan.candidates[live[i]]);
+  rt.log->debug("auto: {} on {} ranks, root {}, {} B: recheck {} of the decision (CANOPY_AUTO_RECHECK): {} run "
+                "rounds again",
+                planner::to_string(key.collective), size_, key.root, class_bytes_text(key), plan.trials.rechecks(),
+                which);
+}
+
 void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds, bool first_touch) {
   if (!plan.trials.record(seconds, first_touch)) return;
   // A round has ended: the slowest rank's time is each candidate's time.
@@ -1065,11 +1078,12 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
   plan.trials.end_round(agreed);
   if (rank_ == 0) log_native_wait(plan, key, size_);
   if (rank_ == 0 && !rt.settings.save_rules.empty() && (plan.trials.decided() || plan.trials.waiting_for_native()))
-    note_decision(decision_of(plan, key, size_));
+    plan.noted_decision = note_decision(decision_of(plan, key, size_), plan.noted_decision);
   if (plan.trials.decided() && !topology_) {
     // The size class's other roots take this decision from now on (ClassChoices).
     ClassChoices* choices = class_choices(key);
-    if (choices && choices->decided_root < 0) {
+    // (A recheck's decision at that root replaces its earlier one.)
+    if (choices && (choices->decided_root < 0 || choices->decided_root == key.root)) {
       const Candidate& chosen = plan.candidates[plan.trials.chosen()];
       choices->decided_root = key.root;
       choices->native = chosen.native;
@@ -1089,8 +1103,10 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
     for (std::size_t c = 0; c < plan.candidates.size(); ++c)
       measured += (c ? ", " : "") + trial_name(plan.candidates[c]) + " " +
                   (best[c] < 1e300 ? planner::format_seconds(best[c]) : std::string("not measured"));
-    rt.log->info("auto: {} on {} ranks, root {}, {} B: measured per call {} ({} trial calls, {} rounds); chose {}",
-                 planner::to_string(key.collective), size_, key.root, class_bytes_text(key), measured,
+    const std::string recheck =
+        plan.trials.rechecks() > 0 ? fmt::format("recheck {} (CANOPY_AUTO_RECHECK): ", plan.trials.rechecks()) : "";
+    rt.log->info("auto: {} on {} ranks, root {}, {} B: {}measured per call {} ({} trial calls, {} rounds); chose {}",
+                 planner::to_string(key.collective), size_, key.root, class_bytes_text(key), recheck, measured,
                  plan.trials.calls(),
                  plan.trials.rounds_done(), trial_name(plan.candidates[plan.trials.chosen()]));
   }

@@ -85,6 +85,8 @@ struct CachedPlan {
   double cheap_price = 0;
 
   long calls = 0;  // calls made with the plan, trials included
+  // Where CANOPY_SAVE_RULES noted its last decision (shim/save_rules.h; kNotNoted: none).
+  std::size_t noted_decision = static_cast<std::size_t>(-1);
 
   bool trialling() const { return !trials.decided(); }
   int current() const { return trials.current(); }
@@ -237,6 +239,9 @@ class CommState {
   // (collective on comm()) and lets the trials prune or decide. `first_touch`: the call
   // warmed ring entries up on this rank (StagingRing::touched_new_entries).
   void finish_call(CachedPlan& plan, const PlanKey& key, double seconds, bool first_touch = false);
+  // A decided plan's recheck has begun (planner::Trials::count_decided_call): says so at
+  // debug level on rank 0.
+  void recheck_began(const CachedPlan& plan, const PlanKey& key) const;
 
   // The maximum over the ranks of each of `values` (collective on comm(); waited for
   // politely where a node runs more ranks than cores).

@@ -25,10 +25,18 @@ long dropped = 0;
 
 }  // namespace
 
-void note_decision(config::Decision decision) {
+std::size_t note_decision(config::Decision decision, std::size_t replaces) {
   std::lock_guard<ThreadLock> lock(noted_mutex);
-  if (noted.size() < kMaxNotedDecisions) noted.push_back(std::move(decision));
-  else ++dropped;
+  if (replaces < noted.size()) {
+    noted[replaces] = std::move(decision);
+    return replaces;
+  }
+  if (noted.size() < kMaxNotedDecisions) {
+    noted.push_back(std::move(decision));
+    return noted.size() - 1;
+  }
+  ++dropped;
+  return kNotNoted;
 }
 
 std::string save_rules(const std::string& path, MPI_Comm comm, int* rules) {

@@ -78,6 +78,10 @@ TEST_CASE("settings: a bad value gives one clear error and a safe fallback", "[c
       {"CANOPY_AUTO_NATIVE_AFTER", "1000000001", "an integer from 0 to 1000000000"},
       {"CANOPY_AUTO_NATIVE_AFTER", "256k", "an integer from 0 to 1000000000"},
       {"CANOPY_AUTO_NATIVE_AFTER", "", "an integer from 0 to 1000000000"},
+      {"CANOPY_AUTO_RECHECK", "-0.1", "a number from 0 to 0.5"},
+      {"CANOPY_AUTO_RECHECK", "0.6", "a number from 0 to 0.5"},
+      {"CANOPY_AUTO_RECHECK", "2%", "a number from 0 to 0.5"},
+      {"CANOPY_AUTO_RECHECK", "", "a number from 0 to 0.5"},
       {"CANOPY_RING_AFTER", "-1", "a number of seconds from 0 to 3600, or off"},
       {"CANOPY_RING_AFTER", "3601", "a number of seconds from 0 to 3600, or off"},
       {"CANOPY_RING_AFTER", "never", "a number of seconds from 0 to 3600, or off"},
@@ -134,6 +138,15 @@ TEST_CASE("settings: CANOPY_AUTO_NATIVE_AFTER", "[config]") {
   CHECK(parse_settings({{"CANOPY_AUTO_NATIVE_AFTER", "1000000000"}}).settings.auto_native_after == 1000000000);
   // A bad value keeps the default.
   CHECK(parse_settings({{"CANOPY_AUTO_NATIVE_AFTER", "later"}}).settings.auto_native_after == 256);
+}
+
+TEST_CASE("settings: CANOPY_AUTO_RECHECK", "[config]") {
+  CHECK(parse_settings({}).settings.auto_recheck == 0.02);
+  CHECK(parse_settings({{"CANOPY_AUTO_RECHECK", "0"}}).settings.auto_recheck == 0);
+  CHECK(parse_settings({{"CANOPY_AUTO_RECHECK", "0.5"}}).settings.auto_recheck == 0.5);
+  CHECK(parse_settings({{"CANOPY_AUTO_RECHECK", "1e-3"}}).settings.auto_recheck == 1e-3);
+  // A bad value keeps the default.
+  CHECK(parse_settings({{"CANOPY_AUTO_RECHECK", "often"}}).settings.auto_recheck == 0.02);
 }
 
 TEST_CASE("settings: CANOPY_TOPOLOGY, CANOPY_RHO and CANOPY_PROBE_BYTES", "[config]") {

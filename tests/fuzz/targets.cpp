@@ -85,6 +85,7 @@ void settings(const std::uint8_t* data, std::size_t size) {
   require(s.auto_trials >= 0 && s.auto_trials <= 100, "auto_trials outside 0..100", std::to_string(s.auto_trials));
   require(s.auto_native_after >= 0 && s.auto_native_after <= 1000000000, "auto_native_after outside 0..1e9",
           std::to_string(s.auto_native_after));
+  require(s.auto_recheck >= 0 && s.auto_recheck <= 0.5, "auto_recheck outside 0..0.5", std::to_string(s.auto_recheck));
   if (!s.model.empty() && s.model != "measure") check_round_trip(s.model);
   (void)config::fingerprint(env);
 }

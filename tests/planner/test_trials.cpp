@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 #include <functional>
 #include <map>
 
@@ -425,4 +427,116 @@ TEST_CASE("Trials: in native's trial after the wait, the schedule and native are
   // A schedule faster by the margin in the shared rounds still wins.
   Trials u(3, 2, s);
   CHECK(run(u, [&](int c) { return c == 2 ? 4.1e-6 : c == 1 ? 9e-6 : 3.5e-6; }) == 0);
+}
+
+TEST_CASE("Trials: a decision is checked again after the calls its share allows, and a rival faster now wins",
+          "[trials]") {
+  // The case that made rechecks (trials.h): native's trial measured 195 us a call over
+  // its cold calls, the ring's schedule 90 us; later native takes 15 us.
+  TrialSettings s;
+  s.batch = 4;
+  s.rounds = 2;
+  s.recheck_share = 0.02;
+  Trials t(2, 1, s);  // 0: the schedule, 1: native
+  double native_time = 195e-6;
+  REQUIRE(run(t, [&](int c) { return c == 1 ? native_time : 90e-6; }) == 0);
+  CHECK(t.rival() == 1);
+  // The recheck's price: two rounds of both candidates' batches at their measured
+  // times, under 2% of the choice's calls since the decision.
+  const double price = s.rounds * (195e-6 * s.batch + 90e-6 * s.batch);
+  const long expected = std::max(kMinRecheckCalls, static_cast<long>(std::ceil(price / (s.recheck_share * 90e-6))));
+  REQUIRE(t.calls_until_recheck() == expected);
+  for (long call = 1; call < expected; ++call) REQUIRE_FALSE(t.count_decided_call());
+  CHECK(t.count_decided_call());
+  CHECK_FALSE(t.decided());
+  CHECK(t.rechecks() == 1);
+  native_time = 15e-6;
+  CHECK(run(t, [&](int c) { return c == 1 ? native_time : 90e-6; }) == 1);
+  // Now native is the choice and the schedule its rival; the next wait is twice as
+  // long for the same price (here priced at native's new time).
+  CHECK(t.rival() == 0);
+  const double next_price = s.rounds * (90e-6 * s.batch + 15e-6 * s.batch);
+  CHECK(t.calls_until_recheck() ==
+        2 * std::max(kMinRecheckCalls, static_cast<long>(std::ceil(next_price / (s.recheck_share * 15e-6)))));
+}
+
+TEST_CASE("Trials: native chosen, a schedule faster in a later period of the job wins its recheck", "[trials]") {
+  TrialSettings s;
+  s.batch = 4;
+  s.recheck_share = 0.05;
+  Trials t(2, 1, s);
+  double schedule_time = 20e-6;
+  REQUIRE(run(t, [&](int c) { return c == 1 ? 15e-6 : schedule_time; }) == 1);
+  REQUIRE(t.rival() == 0);
+  schedule_time = 5e-6;
+  long calls = 0;
+  while (!t.count_decided_call()) ++calls;
+  CHECK(calls + 1 >= kMinRecheckCalls);
+  CHECK(run(t, [&](int c) { return c == 1 ? 15e-6 : schedule_time; }) == 0);
+}
+
+TEST_CASE("Trials: rechecks that keep the choice double their wait and cost at most about their share",
+          "[trials]") {
+  TrialSettings s;
+  s.batch = 4;
+  s.rounds = 2;
+  s.recheck_share = 0.02;
+  const double schedule = 10e-6, native = 15e-6;  // the schedule is the right choice throughout
+  Trials t(2, 1, s);
+  auto time = [&](int c) { return c == 1 ? native : schedule; };
+  REQUIRE(run(t, time) == 0);
+  double total = 0, extra = 0;
+  std::vector<long> starts;
+  for (long call = 0; call < 4000000; ++call) {
+    if (t.decided()) {
+      total += schedule;
+      if (t.count_decided_call()) starts.push_back(call);
+      continue;
+    }
+    const int c = t.current();
+    total += time(c);
+    extra += time(c) - schedule;
+    if (t.record(time(c))) t.end_round(t.round_means());
+  }
+  CHECK(t.decided());
+  CHECK(t.chosen() == 0);
+  REQUIRE(starts.size() >= 5);
+  CAPTURE(starts);
+  for (std::size_t i = 2; i < starts.size(); ++i) {
+    const double gap = starts[i] - starts[i - 1], before = starts[i - 1] - starts[i - 2];
+    CHECK(gap / before == Approx(2).epsilon(0.01));
+  }
+  CHECK(extra <= s.recheck_share * total);
+  CHECK(extra > 0);
+}
+
+TEST_CASE("Trials: where the floor of calls sets the wait, it doubles too", "[trials]") {
+  TrialSettings s;
+  s.batch = 2;
+  s.rounds = 1;
+  s.recheck_share = 0.5;  // the price alone would recheck after a few calls
+  Trials t(2, 1, s);
+  auto time = [](int c) { return c == 1 ? 12e-6 : 10e-6; };
+  REQUIRE(run(t, time) == 0);
+  REQUIRE(t.calls_until_recheck() == kMinRecheckCalls);
+  for (long wait : {kMinRecheckCalls, 2 * kMinRecheckCalls, 4 * kMinRecheckCalls}) {
+    REQUIRE(t.calls_until_recheck() == wait);
+    for (long call = 1; call < wait; ++call) REQUIRE_FALSE(t.count_decided_call());
+    REQUIRE(t.count_decided_call());
+    REQUIRE(run(t, time) == 0);
+  }
+}
+
+TEST_CASE("Trials: no recheck where its share is 0 or nothing else was measured", "[trials]") {
+  TrialSettings s;
+  s.batch = 4;
+  Trials final_choice(2, 1, s);  // recheck_share 0: decisions are final
+  REQUIRE(run(final_choice, [](int c) { return c == 1 ? 15e-6 : 5e-6; }) == 0);
+  CHECK(final_choice.calls_until_recheck() == -1);
+  for (int call = 0; call < 100000; ++call) REQUIRE_FALSE(final_choice.count_decided_call());
+  s.recheck_share = 0.5;
+  Trials alone(1, -1, s);  // one candidate: decided without a measurement
+  CHECK(alone.decided());
+  CHECK(alone.rival() == -1);
+  for (int call = 0; call < 100000; ++call) REQUIRE_FALSE(alone.count_decided_call());
 }

@@ -370,6 +370,31 @@ foreach(case "200;256;2;0;0" "400;256;2;2;2" "200;0;0;2;2")
                        LABELS "mpi;preload" TIMEOUT 120)
 endforeach()
 
+# auto checks a decision again (CANOPY_AUTO_RECHECK, planner/trials.h): 2 ranks, 128 KiB
+# reduces and broadcasts, native's trial from the first call, 8000 calls of each. With
+# the largest share the first recheck comes 1024 calls after the decision, or later
+# where its price (the rival's measured time) is high: a loaded machine once measured
+# native's reduce at 21 ms against the ring's 61 us, which puts the reduce's recheck past
+# 4000 calls, so the count is of both collectives together (each recheck doubles the
+# wait: at most three each). Whichever wins, the results are right. With 0, none comes.
+# Without the ring (CANOPY_SHM=off) native MPI often wins against the point-to-point
+# schedules, and its calls then reach the recheck through the native shortcut.
+foreach(case "0.5;1-6;auto" "0;0;auto" "0.5;1-6;off")
+  list(GET case 0 share)
+  list(GET case 1 lines)
+  list(GET case 2 shm)
+  set(name "mpi preload: auto rechecks its decision, CANOPY_AUTO_RECHECK=${share} CANOPY_SHM=${shm} np2")
+  add_test(NAME "${name}"
+           COMMAND bash ${shim_tests}/expect_counts.sh
+                   "${lines}=info: auto: (reduce|bcast) on 2 ranks.*: recheck [0-9]+ \\(CANOPY_AUTO_RECHECK\\): measured"
+                   "1=timing_loop: 3 checks passed"
+                   -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:timing_loop> --iters=8000
+                   --bytes=131072)
+  set_tests_properties("${name}" PROPERTIES ENVIRONMENT
+                       "CANOPY_LOG_LEVEL=info;CANOPY_AUTO_NATIVE_AFTER=0;CANOPY_AUTO_RECHECK=${share};CANOPY_SHM=${shm}"
+                       LABELS "mpi;preload" TIMEOUT 120)
+endforeach()
+
 # A size class at several roots is priced once (shim/comm_state.h, ClassChoices): 3 ranks,
 # 64 KiB at root 0 until its trials decide, then at roots 1 and 2, which take that
 # decision without trials (2 roots x 2 collectives); then 1 MiB at rotating roots from
