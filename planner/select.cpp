@@ -63,7 +63,9 @@ bool past_the_valley(const Price& price, const Choice& best) {
 }
 
 // Why `a` declines `q` whatever its segment size, or empty: what every topology-aware
-// algorithm declines, and a staged one without a ring over all the ranks. Asked before
+// algorithm declines, a staged one without a ring over all the ranks, and a direct one
+// without cross-memory attach (a ring made with CANOPY_CMA=off: cma-bcast threw once per
+// segment size of every broadcast's plan). Asked before
 // anything is built or priced, and without an exception: 2 ranks, one communicator's
 // first 64 KiB reduce and bcast threw 152 of them (about 2.5 us each, most of the
 // planning time), almost all of these declines, once per segment size.
@@ -72,6 +74,8 @@ std::string declines(const Algorithm& a, const Problem& q) {
     if (std::string why = topology_aware_declines(q); !why.empty()) return std::string(a.name) + " " + why;
   if (a.staged && !staging_spans_problem(q))
     return std::string(a.name) + ": it needs a staging ring over all its ranks (one node, CANOPY_SHM not off)";
+  if (a.direct && !q.direct_access)
+    return std::string(a.name) + ": it needs cross-memory attach between all its ranks (CANOPY_CMA not off)";
   return {};
 }
 

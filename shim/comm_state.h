@@ -73,8 +73,8 @@ struct Candidate {
 // are trials (planner/trials.h): the model's best schedules run in rounds, the ranks
 // agree on the times after each round, the best runs, and at the plan's
 // CANOPY_AUTO_NATIVE_AFTER-th call native MPI and that schedule run rounds of their own;
-// native stays unless a schedule is measured faster. The calls and the agreements are
-// identical on every rank.
+// native stays unless a schedule is measured faster; a decision is checked again later
+// (CANOPY_AUTO_RECHECK). The calls and the agreements are identical on every rank.
 struct CachedPlan {
   std::vector<Candidate> candidates;
   planner::Trials trials{1, -1, planner::TrialSettings{}};  // decided at once unless replaced

@@ -157,6 +157,12 @@ TEST_CASE("cma-bcast declines without cross-memory attach, without a ring spanni
   reduce.element_bytes = 8;
   CHECK_THROWS_AS(a->plan(reduce), PlanError);
   CHECK(find_algorithm(Collective::Reduce, "cma-bcast") == nullptr);
+  // The selector leaves it out where a ring spans the ranks without cross-memory attach,
+  // and a forced cma-bcast says what it needs.
+  for (const Choice& c : rank_choices(no_access, Request{})) CHECK(c.algorithm != "cma-bcast");
+  Request forced;
+  forced.algorithm = "cma-bcast";
+  CHECK_THROWS_WITH(rank_choices(no_access, forced), Catch::Contains("CANOPY_CMA not off"));
 }
 
 TEST_CASE("The validator accepts direct steps by hand where they race with nothing", "[cma-bcast][validate]") {
