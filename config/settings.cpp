@@ -146,10 +146,10 @@ const std::vector<SettingSpec>& setting_specs() {
        "for them); 0 trials native MPI with the schedules from the first call",
        "CANOPY_AUTO_NATIVE_AFTER=0"},
       {"CANOPY_AUTO_RECHECK", "fraction", "0.02", "a number from 0 to 0.5",
-       "With auto: after a size class's trials have decided, the choice is measured against its rival (native "
-       "MPI, or the best other schedule where native won) again now and then, in rounds as in the trials, and "
-       "either may win; the waits between rechecks keep their cost under this share of the class's time and "
-       "double each time; 0 makes a decision final",
+       "With auto: after a size class's trials have decided, the choice is measured against its rivals (native "
+       "MPI where it lost, and the best other schedule measured: beside native, only one within 1.5x of the "
+       "choice) again now and then, in rounds as in the trials, and any may win; the waits between rechecks keep "
+       "their cost under this share of the class's time and double each time; 0 makes a decision final",
        "CANOPY_AUTO_RECHECK=0"},
       {"CANOPY_RING_AFTER", "seconds", "0.01", "a number of seconds from 0 to 3600, or off",
        "With auto: once a communicator's reduces and broadcasts kept native for being cheap "

@@ -185,36 +185,42 @@ void Trials::decide() {
 }
 
 void Trials::plan_recheck() {
-  rival_ = -1;
+  rivals_.clear();
   since_decision_ = 0;
   if (!(settings_.recheck_share > 0) || !(best_[chosen_] > 0) || !std::isfinite(best_[chosen_])) return;
   auto measured = [&](int c) { return c >= 0 && c != chosen_ && std::isfinite(best_[c]); };
-  if (measured(native_)) {
-    rival_ = native_;
-  } else {
-    for (int c = 0; c < static_cast<int>(best_.size()); ++c)
-      if (measured(c) && (rival_ < 0 || best_[c] < best_[rival_])) rival_ = c;
-  }
-  if (rival_ < 0) return;
+  int schedule = -1;  // the best other schedule measured
+  for (int c = 0; c < static_cast<int>(best_.size()); ++c)
+    if (c != native_ && measured(c) && (schedule < 0 || best_[c] < best_[schedule])) schedule = c;
+  const bool native_rival = measured(native_);
+  // Beside native MPI, only a schedule measured close to the choice (within `drop`).
+  if (schedule >= 0 && (!native_rival || best_[schedule] <= settings_.drop * best_[chosen_]))
+    rivals_.push_back(schedule);
+  if (native_rival) rivals_.push_back(native_);  // native last, as in every round
+  if (rivals_.empty()) return;
   // A recheck's price: its measured rounds (a first look for calls of one per batch)
-  // of both, at their best means; the calls of the choice that make it that share.
-  const int rounds = std::max(1, settings_.rounds);
-  const double price = rounds * (best_[rival_] * batch_of(rival_) + best_[chosen_] * batch_of(chosen_));
+  // of the choice and its rivals, at their best means; the calls of the choice that
+  // make it that share.
+  double per_round = best_[chosen_] * batch_of(chosen_);
+  for (int r : rivals_) per_round += best_[r] * batch_of(r);
+  const double price = std::max(1, settings_.rounds) * per_round;
   const double first = std::max(std::ceil(price / (settings_.recheck_share * best_[chosen_])),
                                 static_cast<double>(kMinRecheckCalls));
   recheck_at_ = static_cast<long>(std::min(std::ldexp(first, std::min(rechecks_, 40)), 1e15));
 }
 
 bool Trials::count_decided_call() {
-  if (!decided_ || rival_ < 0 || ++since_decision_ < recheck_at_) return false;
+  if (!decided_ || rivals_.empty() || ++since_decision_ < recheck_at_) return false;
   ++rechecks_;
   decided_ = false;
   phase_ = Phase::kWithNative;
   earlier_rounds_ += round_;
   // Compared on the recheck's rounds alone (as in native's trial), native last.
-  best_[chosen_] = best_[rival_] = kInfinity;
-  if (chosen_ == native_) live_ = {rival_, chosen_};
-  else live_ = {chosen_, rival_};
+  live_.clear();
+  if (chosen_ != native_) live_.push_back(chosen_);
+  live_.insert(live_.end(), rivals_.begin(), rivals_.end());
+  if (chosen_ == native_) live_.push_back(chosen_);
+  for (int c : live_) best_[c] = kInfinity;
   start_rounds();
   return true;
 }

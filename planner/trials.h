@@ -61,11 +61,13 @@
 //    the 2-core AMD EPYC VM (2 ranks, MPICH, 256 KiB broadcasts in a slow period):
 //    native's trial at the class's 256th call measured 195 us a call, so the ring's
 //    90 us won, and the class then ran at 104 us a call where native's steady time was
-//    13-19 us. After so many calls of the choice, the choice and its rival (native MPI
-//    where it was measured and did not win, else the best other candidate measured)
-//    run rounds again, compared on those rounds alone, by the rules above (native's
-//    margin included); either may win. The calls until a recheck are what keeps its
-//    price, priced at the two candidates' best means, under `recheck_share` of the
+//    13-19 us. After so many calls of the choice, the choice and its rivals run rounds
+//    again, compared on those rounds alone, by the rules above (native's margin
+//    included); any may win. The rivals: native MPI where it was measured and lost,
+//    and the best other schedule measured (beside native, only where it measured
+//    within `drop` of the choice: a far slower one would only make rechecks dear and
+//    rare). The calls until a recheck are what keeps its
+//    price, priced at the candidates' best means, under `recheck_share` of the
 //    choice's time since the decision, and each recheck doubles the wait, so all of a
 //    job's rechecks cost at most about that share of its time in the class. The count
 //    comes from agreed means and calls: the same on every rank.
@@ -167,14 +169,14 @@ class Trials {
   void end_round(const std::vector<double>& agreed_means);
 
   // A call of the decided choice was made (every call of a decided plan, on every rank).
-  // True where it makes a recheck due (trials.h): the choice and its rival then run
+  // True where it makes a recheck due (trials.h): the choice and its rivals then run
   // rounds again, as current() and record() say, until a new decision.
   bool count_decided_call();
-  // Rechecks begun so far; the candidate a recheck measures the choice against (-1:
-  // none, so no recheck comes); the calls of the choice until the next one (-1: none).
+  // Rechecks begun so far; the candidates the next one measures the choice against
+  // (none: no recheck comes); the calls of the choice until it begins (-1: none).
   int rechecks() const { return rechecks_; }
-  int rival() const { return rival_; }
-  long calls_until_recheck() const { return rival_ < 0 || !decided_ ? -1 : recheck_at_ - since_decision_; }
+  const std::vector<int>& rivals() const { return rivals_; }
+  long calls_until_recheck() const { return rivals_.empty() || !decided_ ? -1 : recheck_at_ - since_decision_; }
 
   // Every candidate's best agreed mean so far (infinity: never measured), for logs.
   const std::vector<double>& best() const { return best_; }
@@ -191,7 +193,7 @@ class Trials {
   void clear_round();  // the round's sums, for the live candidates
   void start_rounds();  // first look or measured rounds of live_, from its first call
   void start_native_trial();  // rounds of the schedules' choice and native
-  void plan_recheck();        // after a decision: the rival and when to measure against it
+  void plan_recheck();        // after a decision: the rivals and when to measure against them
 
   TrialSettings settings_;
   int native_;
@@ -217,7 +219,7 @@ class Trials {
   int waited_ = 0;                // calls that ran while waiting
   int native_calls_ = 0;          // calls native MPI ran in these trials
   int earlier_rounds_ = 0;        // rounds before native's trial (and before this recheck)
-  int rival_ = -1;                // what the next recheck measures the choice against
+  std::vector<int> rivals_;       // what the next recheck measures the choice against
   long since_decision_ = 0;       // calls of the choice since the decision
   long recheck_at_ = 0;           // ... at which the recheck begins
   int rechecks_ = 0;

@@ -440,7 +440,7 @@ TEST_CASE("Trials: a decision is checked again after the calls its share allows,
   Trials t(2, 1, s);  // 0: the schedule, 1: native
   double native_time = 195e-6;
   REQUIRE(run(t, [&](int c) { return c == 1 ? native_time : 90e-6; }) == 0);
-  CHECK(t.rival() == 1);
+  CHECK(t.rivals() == std::vector<int>{1});
   // The recheck's price: two rounds of both candidates' batches at their measured
   // times, under 2% of the choice's calls since the decision.
   const double price = s.rounds * (195e-6 * s.batch + 90e-6 * s.batch);
@@ -454,7 +454,7 @@ TEST_CASE("Trials: a decision is checked again after the calls its share allows,
   CHECK(run(t, [&](int c) { return c == 1 ? native_time : 90e-6; }) == 1);
   // Now native is the choice and the schedule its rival; the next wait is twice as
   // long for the same price (here priced at native's new time).
-  CHECK(t.rival() == 0);
+  CHECK(t.rivals() == std::vector<int>{0});
   const double next_price = s.rounds * (90e-6 * s.batch + 15e-6 * s.batch);
   CHECK(t.calls_until_recheck() ==
         2 * std::max(kMinRecheckCalls, static_cast<long>(std::ceil(next_price / (s.recheck_share * 15e-6)))));
@@ -467,7 +467,7 @@ TEST_CASE("Trials: native chosen, a schedule faster in a later period of the job
   Trials t(2, 1, s);
   double schedule_time = 20e-6;
   REQUIRE(run(t, [&](int c) { return c == 1 ? 15e-6 : schedule_time; }) == 1);
-  REQUIRE(t.rival() == 0);
+  REQUIRE(t.rivals() == std::vector<int>{0});
   schedule_time = 5e-6;
   long calls = 0;
   while (!t.count_decided_call()) ++calls;
@@ -510,6 +510,41 @@ TEST_CASE("Trials: rechecks that keep the choice double their wait and cost at m
   CHECK(extra > 0);
 }
 
+TEST_CASE("Trials: a recheck measures native and a schedule measured close to the choice", "[trials]") {
+  TrialSettings s;
+  s.batch = 4;
+  s.rounds = 2;
+  s.recheck_share = 0.02;
+  // 0 and 1: schedules, 2: native. Schedule 1 measured 1.2x the choice (within drop,
+  // 1.5x): it is rechecked beside native, and wins when it has become the fastest.
+  {
+    Trials t(3, 2, s);
+    double second = 12e-6;
+    REQUIRE(run(t, [&](int c) { return c == 2 ? 20e-6 : c == 0 ? 10e-6 : second; }) == 0);
+    CHECK(t.rivals() == std::vector<int>{1, 2});
+    const double price = s.rounds * (10e-6 * s.batch + 12e-6 * s.batch + 20e-6 * s.batch);
+    CHECK(t.calls_until_recheck() ==
+          std::max(kMinRecheckCalls, static_cast<long>(std::ceil(price / (s.recheck_share * 10e-6)))));
+    while (!t.count_decided_call()) {
+    }
+    CHECK(t.live() == std::vector<int>{0, 1, 2});
+    second = 6e-6;
+    CHECK(run(t, [&](int c) { return c == 2 ? 20e-6 : c == 0 ? 10e-6 : second; }) == 1);
+  }
+  // Measured 2x the choice, schedule 1 is left out where native is a rival ...
+  {
+    Trials t(3, 2, s);
+    REQUIRE(run(t, [](int c) { return c == 2 ? 20e-6 : c == 0 ? 10e-6 : 20e-6; }, 1000) == 0);
+    CHECK(t.rivals() == std::vector<int>{2});
+  }
+  // ... and is the rival where native does not compete.
+  {
+    Trials t(2, -1, s);
+    REQUIRE(run(t, [](int c) { return c == 0 ? 10e-6 : 25e-6; }) == 0);
+    CHECK(t.rivals() == std::vector<int>{1});
+  }
+}
+
 TEST_CASE("Trials: where the floor of calls sets the wait, it doubles too", "[trials]") {
   TrialSettings s;
   s.batch = 2;
@@ -537,6 +572,6 @@ TEST_CASE("Trials: no recheck where its share is 0 or nothing else was measured"
   s.recheck_share = 0.5;
   Trials alone(1, -1, s);  // one candidate: decided without a measurement
   CHECK(alone.decided());
-  CHECK(alone.rival() == -1);
+  CHECK(alone.rivals().empty());
   for (int call = 0; call < 100000; ++call) REQUIRE_FALSE(alone.count_decided_call());
 }
