@@ -254,9 +254,8 @@ int run_shortcut(planner::Collective collective, const NativeShortcut& s, MPI_Co
   if (s.why == FallbackReason::AutoBelowThreshold) {
     ++s.where->second->calls;  // as run_plan counts them
     after_cheap_native(*s.state, s.where, s.cheap_price);
-  } else if (s.why == FallbackReason::AutoChoseNative && s.where->second->trials.count_decided_call()) {
-    // Native's choice is due a recheck (as run_plan counts it): the next call trials.
-    s.state->recheck_began(*s.where->second, s.where->first);
+  } else if (s.why == FallbackReason::AutoChoseNative && s.state->count_decided_call(*s.where->second, s.where->first)) {
+    // Native's choice is due a recheck (counted as run_plan counts it): the next call trials.
     shortcuts_of(collective).forget(comm, root);
   }
   return err;
@@ -369,7 +368,7 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   // A decided plan's calls count towards the recheck of its choice (planner/trials.h);
   // every rank makes this call of the plan, here or through a shortcut, so every rank
   // begins the recheck at the same call.
-  if (!trial && plan.trials.count_decided_call()) state.recheck_began(plan, key);
+  if (!trial) state.count_decided_call(plan, key);
   return err;
 }
 

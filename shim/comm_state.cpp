@@ -1042,9 +1042,10 @@ bool CommState::agree_max(std::vector<double>& values) {
   return true;
 }
 
-void CommState::recheck_began(const CachedPlan& plan, const PlanKey& key) const {
+bool CommState::count_decided_call(CachedPlan& plan, const PlanKey& key) const {
+  if (!plan.trials.count_decided_call()) return false;
   Runtime& rt = runtime();
-  if (rank_ != 0 || !rt.log->should_log(spdlog::level::debug)) return;
+  if (rank_ != 0 || !rt.log->should_log(spdlog::level::debug)) return true;
   const std::vector<int>& live = plan.trials.live();
   std::string which;
   for (std::size_t i = 0; i < live.size(); ++i) which += (i ? " and " : "") + trial_name(plan.candidates[live[i]]);
@@ -1052,6 +1053,7 @@ void CommState::recheck_began(const CachedPlan& plan, const PlanKey& key) const 
                 "rounds again",
                 planner::to_string(key.collective), size_, key.root, class_bytes_text(key), plan.trials.rechecks(),
                 which);
+  return true;
 }
 
 void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds, bool first_touch) {

@@ -239,9 +239,10 @@ class CommState {
   // (collective on comm()) and lets the trials prune or decide. `first_touch`: the call
   // warmed ring entries up on this rank (StagingRing::touched_new_entries).
   void finish_call(CachedPlan& plan, const PlanKey& key, double seconds, bool first_touch = false);
-  // A decided plan's recheck has begun (planner::Trials::count_decided_call): says so at
-  // debug level on rank 0.
-  void recheck_began(const CachedPlan& plan, const PlanKey& key) const;
+  // After a call of a decided plan (made through the plan or a native shortcut): counts
+  // it towards the recheck of its choice (planner::Trials::count_decided_call). True
+  // where a recheck begins, which rank 0 says at debug level.
+  bool count_decided_call(CachedPlan& plan, const PlanKey& key) const;
 
   // The maximum over the ranks of each of `values` (collective on comm(); waited for
   // politely where a node runs more ranks than cores).
