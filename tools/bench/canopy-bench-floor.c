@@ -66,6 +66,8 @@ static void usage(FILE* out) {
           "  --entries N      the ring's entries (default 8, Canopy's ring on 2 ranks)\n"
           "  --chunk B        bytes a chunk, a multiple of 64 (default 98304, Canopy's largest\n"
           "                   on 2 ranks); an entry holds one chunk\n"
+          "  --offset B       the message buffers start B bytes past a page boundary (default 0;\n"
+          "                   16 is where glibc's malloc puts a large block, as in canopy-bench)\n"
           "  --help           this text\n"
           "\n"
           "example:\n"
@@ -80,6 +82,7 @@ typedef struct {
   double seconds;
   int entries;
   long chunk;
+  long offset;
 } Options;
 
 /* One cache line per counter, so that the two ranks' flags never share a line. */
@@ -154,12 +157,13 @@ static void wait_for(Counter* c, uint64_t at_least) {
   }
 }
 
-/* out = a + b over n doubles, one pass; streaming stores for outputs past 1 MiB, as
- * Canopy's root does (they leave the caches to the inputs). */
+/* out = a + b over n doubles, one pass; with `stream`, streaming stores (Canopy's root
+ * uses them for messages past 1 MiB: they leave the caches to the inputs). */
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) static void combine_avx512(double* out, const double* a, const double* b, long n) {
+__attribute__((target("avx512f"))) static void combine_avx512(double* out, const double* a, const double* b, long n, int stream) {
   long i = 0;
-  const int stream = n * (long)sizeof(double) > (1L << 20) && ((uintptr_t)out % 64) == 0;
+  /* Up to the output's first cache line, one at a time: streaming stores need it. */
+  for (; stream && i < n && (uintptr_t)(out + i) % 64; ++i) out[i] = a[i] + b[i];
   for (; i + 8 <= n; i += 8) {
     const __m512d s = _mm512_add_pd(_mm512_loadu_pd(a + i), _mm512_loadu_pd(b + i));
     if (stream) _mm512_stream_pd(out + i, s);
@@ -170,15 +174,18 @@ __attribute__((target("avx512f"))) static void combine_avx512(double* out, const
 }
 #endif
 
-static void combine(double* restrict out, const double* restrict a, const double* restrict b, long n) {
+static void combine(double* restrict out, const double* restrict a, const double* restrict b, long n, int stream) {
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx512f")) {
-    combine_avx512(out, a, b, n);
+    combine_avx512(out, a, b, n, stream);
     return;
   }
 #endif
+  (void)stream;
   for (long i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
+
+static int streams(long message_bytes) { return message_bytes > (1L << 20); }
 
 /* The ring's writer: `bytes` from `src`, chunk by chunk, each into the next entry once
  * its reader is done with it. */
@@ -196,13 +203,14 @@ static void ring_write(Ring* r, const char* src, long bytes) {
 /* The ring's reader: each chunk either combined with `mine` into `dst` (a reduce) or
  * copied into `dst` (mine == NULL: a broadcast), then its entry freed. */
 static void ring_read(Ring* r, char* dst, const char* mine, long bytes) {
+  const int stream = streams(bytes);
   for (long off = 0; off < bytes; off += r->chunk, ++r->chunks) {
     const long len = bytes - off < r->chunk ? bytes - off : r->chunk;
     const int e = (int)(r->chunks % (uint64_t)r->entries);
     const uint64_t use = r->chunks / (uint64_t)r->entries;
     wait_for(&r->ready[e], use + 1);
     const char* entry = r->data + (size_t)e * (size_t)r->chunk;
-    if (mine) combine((double*)(dst + off), (const double*)(mine + off), (const double*)entry, len / 8);
+    if (mine) combine((double*)(dst + off), (const double*)(mine + off), (const double*)entry, len / 8, stream);
     else memcpy(dst + off, entry, (size_t)len);
     atomic_store_explicit(&r->done[e].value, use + 1, memory_order_release);
   }
@@ -233,7 +241,7 @@ static int one_call(Shape shape, Bench* b, Ring* r, long bytes) {
       if (b->rank == 0) memcpy(b->out, b->a, (size_t)bytes);
       return 0;
     case kCombine:
-      if (b->rank == 0) combine(b->out, b->a, b->scratch, n);
+      if (b->rank == 0) combine(b->out, b->a, b->scratch, n, streams(bytes));
       return 0;
     case kReference:
       if (b->rank == 0) {
@@ -345,9 +353,10 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
                                     {"seconds", required_argument, 0, 't'},
                                     {"entries", required_argument, 0, 'e'},
                                     {"chunk", required_argument, 0, 'c'},
+                                    {"offset", required_argument, 0, 'o'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
-  *o = (Options){.nsizes = 0, .seconds = 0.2, .entries = 8, .chunk = 98304};
+  *o = (Options){.nsizes = 0, .seconds = 0.2, .entries = 8, .chunk = 98304, .offset = 0};
   for (long s = 65536; s <= 16L << 20; s *= 4) o->sizes[o->nsizes++] = s;
   opterr = 0;
   for (int c; (c = getopt_long(argc, argv, "", options, NULL)) != -1;) {
@@ -394,6 +403,16 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         else o->chunk = v;
         break;
       }
+      case 'o': {
+        const long v = strtol(optarg, &end, 10);
+        if (*end || end == optarg || v < 0 || v % 8 || v >= 4096) {
+          if (rank == 0)
+            fprintf(stderr, "canopy-bench-floor: --offset '%s': allowed: a multiple of 8 in [0, 4096)\n", optarg);
+          return 2;
+        }
+        o->offset = v;
+        break;
+      }
       default:
         if (rank == 0) fprintf(stderr, "canopy-bench-floor: unknown option '%s' (see --help)\n", argv[optind - 1]);
         return 2;
@@ -406,14 +425,14 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
   return 0;
 }
 
-static void* aligned(long bytes) {
-  void* p = NULL;
-  if (posix_memalign(&p, 4096, (size_t)bytes)) {
-    fprintf(stderr, "canopy-bench-floor: out of memory (%ld bytes)\n", bytes);
+/* `bytes` starting `offset` bytes past a page boundary; *block is what to free. */
+static double* buffer(long bytes, long offset, void** block) {
+  if (posix_memalign(block, 4096, (size_t)(bytes + offset))) {
+    fprintf(stderr, "canopy-bench-floor: out of memory (%ld bytes)\n", bytes + offset);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  memset(p, 0, (size_t)bytes);
-  return p;
+  memset(*block, 0, (size_t)(bytes + offset));
+  return (double*)((char*)*block + offset);
 }
 
 int main(int argc, char** argv) {
@@ -458,9 +477,10 @@ int main(int argc, char** argv) {
 
   long largest = 0;
   for (int i = 0; i < o.nsizes; ++i) largest = o.sizes[i] > largest ? o.sizes[i] : largest;
-  b.a = aligned(largest);
-  b.out = aligned(largest);
-  b.scratch = aligned(largest);
+  void* blocks[3];
+  b.a = buffer(largest, o.offset, &blocks[0]);
+  b.out = buffer(largest, o.offset, &blocks[1]);
+  b.scratch = buffer(largest, o.offset, &blocks[2]);
   for (long i = 0; i < largest / 8; ++i) b.a[i] = b.rank + 1, b.scratch[i] = 1;
 
   /* The direct broadcast's peer: its pid and its buffer's address. */
@@ -474,8 +494,9 @@ int main(int argc, char** argv) {
     int len = 0;
     MPI_Get_library_version(version, &len);
     version[strcspn(version, "\n")] = 0;
-    printf("# canopy-bench-floor: 2 ranks on one node, a ring of %d entries of %ld bytes, MPI: %s\n", o.entries, o.chunk,
-           version);
+    printf("# canopy-bench-floor: 2 ranks on one node, a ring of %d entries of %ld bytes, buffers %ld bytes past a page, "
+           "MPI: %s\n",
+           o.entries, o.chunk, o.offset, version);
     fflush(stdout);
   }
   static const char* names[] = {"memcpy", "combine", "reference", "ring-reduce", "ring-bcast", "direct-bcast",
@@ -513,9 +534,7 @@ int main(int argc, char** argv) {
   }
   MPI_Win_free(&win);
   MPI_Comm_free(&node);
-  free(b.a);
-  free(b.out);
-  free(b.scratch);
+  for (int i = 0; i < 3; ++i) free(blocks[i]);
   MPI_Finalize();
   return wrong_total == 0 ? 0 : 1;
 }
