@@ -33,6 +33,8 @@
 #include <immintrin.h>
 #endif
 
+#include "bench_harness.h"
+
 static void usage(FILE* out) {
   fprintf(out,
           "usage: mpiexec -n 2 canopy-bench-floor [options]\n"
@@ -114,40 +116,6 @@ typedef struct {
   int direct_ok;  /* 1 while the kernel allows the direct copies */
   uint64_t direct_calls;
 } Bench;
-
-static int compare_doubles(const void* x, const void* y) {
-  const double a = *(const double*)x, b = *(const double*)y;
-  return (a > b) - (a < b);
-}
-
-static double median(double* v, int n) {
-  qsort(v, (size_t)n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The harness waits politely (tested, then the core yielded) so that a rank waiting
- * for a batch to end never takes the core from the other. */
-static void polite_wait(MPI_Request* request) {
-  for (int done = 0;;) {
-    MPI_Test(request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    sched_yield();
-  }
-}
-
-static void polite_barrier(void) {
-  MPI_Request request;
-  MPI_Ibarrier(MPI_COMM_WORLD, &request);
-  polite_wait(&request);
-}
-
-static double polite_max(double value) {
-  double result = 0;
-  MPI_Request request;
-  MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &request);
-  polite_wait(&request);
-  return result;
-}
 
 /* Spins on `c` until it reaches `at_least`, yielding now and then (the two ranks may
  * share a core). */

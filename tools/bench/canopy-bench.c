@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_harness.h"
+
 static void usage(FILE* out) {
   fprintf(out,
           "usage: mpiexec -n N canopy-bench [options]\n"
@@ -99,42 +101,6 @@ typedef struct {
   double *send, *recv; /* the collective's buffers (bcast uses send) */
   long calls;          /* calls so far at this size: the rotating root's clock */
 } Bench;
-
-static int compare_doubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double* v, int n) {
-  qsort(v, (size_t)n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Waits for `request`, yielding the core between tests. */
-static void polite_wait(MPI_Request* request) {
-  for (int done = 0;;) {
-    MPI_Test(request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    sched_yield();
-  }
-}
-
-static void polite_barrier(void) {
-  MPI_Request request;
-  MPI_Ibarrier(MPI_COMM_WORLD, &request);
-  polite_wait(&request);
-}
-
-/* `value` combined over the ranks with `op`, waited for politely. */
-static double polite_allreduce(double value, MPI_Op op) {
-  double result = 0;
-  MPI_Request request;
-  MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, op, MPI_COMM_WORLD, &request);
-  polite_wait(&request);
-  return result;
-}
-
-static double polite_max(double value) { return polite_allreduce(value, MPI_MAX); }
 
 static int root_of(const Options* o, const Bench* b) {
   return o->rotate_root ? (int)(b->calls % b->size) : o->root;
