@@ -47,4 +47,18 @@ static double polite_allreduce(double value, MPI_Op op) {
 
 static inline double polite_max(double value) { return polite_allreduce(value, MPI_MAX); }
 
+/* --sizes: up to `max` byte counts, each a multiple of `multiple` in [multiple, 2^30],
+ * separated by commas, into sizes[]; their number, or -1 where `text` is not that. */
+static int parse_sizes(const char* text, long multiple, long* sizes, int max) {
+  int n = 0;
+  for (const char* p = text; *p;) {
+    char* end = NULL;
+    const long v = strtol(p, &end, 10);
+    if (end == p || v <= 0 || v % multiple || v > (1L << 30) || n == max || (*end && *end != ',')) return -1;
+    sizes[n++] = v;
+    p = *end ? end + 1 : end;
+  }
+  return n > 0 ? n : -1;
+}
+
 #endif

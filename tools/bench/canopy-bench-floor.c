@@ -334,19 +334,14 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         if (rank == 0) usage(stdout);
         return -1;
       case 's':
-        o->nsizes = 0;
-        for (char* p = optarg; *p;) {
-          const long v = strtol(p, &end, 10);
-          if (end == p || v <= 0 || v % 64 || v > (1L << 30) || o->nsizes == kMaxSizes || (*end && *end != ',')) {
-            if (rank == 0)
-              fprintf(stderr,
-                      "canopy-bench-floor: --sizes '%s': allowed: up to %d byte counts, multiples of 64 in [64, 2^30], "
-                      "separated by commas\n",
-                      optarg, kMaxSizes);
-            return 2;
-          }
-          o->sizes[o->nsizes++] = v;
-          p = *end ? end + 1 : end;
+        o->nsizes = parse_sizes(optarg, 64, o->sizes, kMaxSizes);
+        if (o->nsizes < 0) {
+          if (rank == 0)
+            fprintf(stderr,
+                    "canopy-bench-floor: --sizes '%s': allowed: up to %d byte counts, multiples of 64 in [64, 2^30], "
+                    "separated by commas\n",
+                    optarg, kMaxSizes);
+          return 2;
         }
         break;
       case 't': {

@@ -324,21 +324,15 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
           return 2;
         }
         break;
-      case 's': {
-        o->nsizes = 0;
-        for (char* p = optarg; *p;) {
-          const long v = strtol(p, &end, 10);
-          if (end == p || v <= 0 || v % 8 || v > (1L << 30) || o->nsizes == kMaxSizes || (*end && *end != ',')) {
-            if (rank == 0)
-              fprintf(stderr, "canopy-bench: --sizes '%s': allowed: up to %d byte counts, multiples of 8 in [8, 2^30], separated by commas\n",
-                      optarg, kMaxSizes);
-            return 2;
-          }
-          o->sizes[o->nsizes++] = v;
-          p = *end ? end + 1 : end;
+      case 's':
+        o->nsizes = parse_sizes(optarg, 8, o->sizes, kMaxSizes);
+        if (o->nsizes < 0) {
+          if (rank == 0)
+            fprintf(stderr, "canopy-bench: --sizes '%s': allowed: up to %d byte counts, multiples of 8 in [8, 2^30], separated by commas\n",
+                    optarg, kMaxSizes);
+          return 2;
         }
         break;
-      }
       case 'w': case 'n': case 'r': case 'v': case 'F': {
         const long v = strtol(optarg, &end, 10);
         const char* name = c == 'w'   ? "--warmup"
