@@ -47,6 +47,13 @@ static double polite_allreduce(double value, MPI_Op op) {
 
 static inline double polite_max(double value) { return polite_allreduce(value, MPI_MAX); }
 
+/* A whole option value as an integer: 1 and *value set, or 0 where `text` is not one. */
+static int parse_integer(const char* text, long* value) {
+  char* end = NULL;
+  *value = strtol(text, &end, 10);
+  return end != text && *end == 0;
+}
+
 /* --sizes: up to `max` byte counts, each a multiple of `multiple` in [multiple, 2^30],
  * separated by commas, into sizes[]; their number, or -1 where `text` is not that. */
 static int parse_sizes(const char* text, long multiple, long* sizes, int max) {

@@ -353,29 +353,27 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         o->seconds = v;
         break;
       }
-      case 'e': case 'c': {
-        const long v = strtol(optarg, &end, 10);
-        const int bad = *end || end == optarg || (c == 'e' ? v < 2 || v > 1024 : v < 64 || v % 64 || v > (64L << 20));
-        if (bad) {
-          if (rank == 0)
-            fprintf(stderr, "canopy-bench-floor: %s '%s': allowed: %s\n", c == 'e' ? "--entries" : "--chunk", optarg,
-                    c == 'e' ? "an integer in [2, 1024]" : "a multiple of 64 in [64, 64 MiB]");
+      case 'e': {
+        long v = 0;
+        if (!parse_integer(optarg, &v) || v < 2 || v > 1024) {
+          if (rank == 0) fprintf(stderr, "canopy-bench-floor: --entries '%s': allowed: an integer in [2, 1024]\n", optarg);
           return 2;
         }
-        if (c == 'e') o->entries = (int)v;
-        else o->chunk = v;
+        o->entries = (int)v;
         break;
       }
-      case 'o': {
-        const long v = strtol(optarg, &end, 10);
-        if (*end || end == optarg || v < 0 || v % 8 || v >= 4096) {
-          if (rank == 0)
-            fprintf(stderr, "canopy-bench-floor: --offset '%s': allowed: a multiple of 8 in [0, 4096)\n", optarg);
+      case 'c':
+        if (!parse_integer(optarg, &o->chunk) || o->chunk < 64 || o->chunk % 64 || o->chunk > (64L << 20)) {
+          if (rank == 0) fprintf(stderr, "canopy-bench-floor: --chunk '%s': allowed: a multiple of 64 in [64, 64 MiB]\n", optarg);
           return 2;
         }
-        o->offset = v;
         break;
-      }
+      case 'o':
+        if (!parse_integer(optarg, &o->offset) || o->offset < 0 || o->offset % 8 || o->offset >= 4096) {
+          if (rank == 0) fprintf(stderr, "canopy-bench-floor: --offset '%s': allowed: a multiple of 8 in [0, 4096)\n", optarg);
+          return 2;
+        }
+        break;
       default:
         if (rank == 0) fprintf(stderr, "canopy-bench-floor: unknown option '%s' (see --help)\n", argv[optind - 1]);
         return 2;

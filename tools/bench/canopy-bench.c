@@ -334,13 +334,14 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         }
         break;
       case 'w': case 'n': case 'r': case 'v': case 'F': {
-        const long v = strtol(optarg, &end, 10);
+        long v = 0;
+        const int integer = parse_integer(optarg, &v);
         const char* name = c == 'w'   ? "--warmup"
                            : c == 'n' ? "--min-calls"
                            : c == 'r' ? "--root"
                            : c == 'v' ? "--varying"
                                       : "--from-first";
-        if (*end || end == optarg || v < 0 || v > 1000000) {
+        if (!integer || v < 0 || v > 1000000) {
           if (rank == 0) fprintf(stderr, "canopy-bench: %s '%s': allowed: an integer in [0, 1000000]\n", name, optarg);
           return 2;
         }
