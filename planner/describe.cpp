@@ -103,9 +103,11 @@ std::string describe_schedule(const Schedule& s, bool with_steps) {
     return with_steps ? out + describe_steps(s.view_rank, s.steps_of(s.view_rank)) : out;
   }
   const Algorithm* algorithm = find_algorithm(s.collective, s.algorithm);
-  if (s.uses_staging() || s.uses_direct() || (algorithm && !algorithm->composable)) {
+  if (s.collective == Collective::Allreduce || s.uses_staging() || s.uses_direct() ||
+      (algorithm && !algorithm->composable)) {
     // Every rank reduces a slice, or data moves through the staging ring or straight
-    // between the ranks' memory: no one tree.
+    // between the ranks' memory, or every rank ends with the result (an allreduce: a
+    // reduce and a broadcast, or an exchange): no one tree.
     constexpr int kShown = 16;
     std::string out = "no single tree (every rank talks to several): each rank's peers:\n";
     for (int r = 0; r < s.nranks && r < kShown; ++r) out += "  " + rank_summary(s, r);

@@ -128,7 +128,7 @@ void put_model(std::string& key, const CostModel& m) {
 // Everything make_plan reads: the problem (topology labels aside) and the request.
 std::string plan_key(const Problem& p, const Request& r) {
   std::string key = r.algorithm + "|";
-  for (std::int64_t v : {std::int64_t{p.collective == Collective::Reduce}, std::int64_t{p.nranks},
+  for (std::int64_t v : {static_cast<std::int64_t>(p.collective), std::int64_t{p.nranks},
                          std::int64_t{p.root}, p.count, p.element_bytes, std::int64_t{p.commutative},
                          p.segment_bytes, std::int64_t{p.limit}, r.segment_bytes, std::int64_t{r.homogeneous_only},
                          std::int64_t{r.composable_only}, std::int64_t{p.staging_entries}, p.staging_entry_bytes,
@@ -214,7 +214,7 @@ std::vector<Plan> plan_groups(const Problem& problem, const Hierarchy& h) {
 
 std::string topology_aware_declines(const Problem& problem) {
   if (!problem.topology) return "needs a topology (none is known)";
-  if (problem.collective == Collective::Reduce && !problem.commutative)
+  if (problem.collective != Collective::Bcast && !problem.commutative)
     return "combines operands group by group, not in rank order: commutative ops only";
   return {};
 }

@@ -18,6 +18,7 @@ void check_problem(const Problem& p) {
     throw PlanError(std::to_string(p.count) + " elements of " + std::to_string(p.element_bytes) +
                     " bytes overflow a 64-bit byte count");
   if (p.limit < 0) throw PlanError("limit must not be negative, got " + std::to_string(p.limit));
+  // An allreduce takes any operation: rank-ordered algorithms serve non-commutative ones.
   if (p.collective == Collective::Bcast && !p.commutative)
     throw PlanError("a broadcast has no operation to be non-commutative");
   if (!p.segment_counts.empty()) problem_segments(p);  // throws on a layout that does not fit
@@ -35,7 +36,7 @@ Schedule empty_schedule(const Problem& problem, const std::string& algorithm, st
   s.collective = problem.collective;
   s.algorithm = algorithm;
   s.nranks = problem.nranks;
-  s.root = problem.root;
+  s.root = problem.collective == Collective::Allreduce ? 0 : problem.root;  // schedule.h: rooted at 0
   s.count = problem.count;
   s.element_bytes = problem.element_bytes;
   s.commutative = problem.commutative;

@@ -18,7 +18,7 @@ namespace canopy::planner {
 struct Problem {
   Collective collective = Collective::Reduce;
   int nranks = 1;
-  int root = 0;
+  int root = 0;                    // an allreduce has none: its schedules are rooted at 0
   std::int64_t count = 0;          // elements (bytes for a broadcast)
   std::int64_t element_bytes = 1;  // size of one element
   bool commutative = true;         // false: operands must combine in rank order

@@ -28,6 +28,44 @@ Schedule plan_shm_flat_reduce(const Problem&);
 Schedule plan_shm_bcast_bcast(const Problem&);
 Schedule plan_cma_bcast_bcast(const Problem&);
 
+// Allreduce: compositions of a reduce and a broadcast (algorithms/reduce_bcast.cpp) and
+// the exchanges (recursive_doubling.cpp, rabenseifner.cpp, ring.cpp).
+Schedule plan_binomial_allreduce(const Problem&);
+Schedule plan_binary_allreduce(const Problem&);
+Schedule plan_chain_allreduce(const Problem&);
+Schedule plan_greedy_allreduce(const Problem&);
+Schedule plan_snf_allreduce(const Problem&);
+Schedule plan_hierarchical_allreduce(const Problem&);
+Schedule plan_grid_ecef_allreduce(const Problem&);
+Schedule plan_grid_ecef_la_allreduce(const Problem&);
+Schedule plan_grid_bottomup_allreduce(const Problem&);
+Schedule plan_shm_allreduce(const Problem&);
+Schedule plan_recursive_doubling_allreduce(const Problem&);
+Schedule plan_rabenseifner_allreduce(const Problem&);
+Schedule plan_ring_allreduce(const Problem&);
+Schedule view_recursive_doubling_allreduce(const Problem&, int rank);
+Schedule view_rabenseifner_allreduce(const Problem&, int rank);
+Schedule view_ring_allreduce(const Problem&, int rank);
+Price price_binomial_allreduce(const Problem&);
+Price price_binary_allreduce(const Problem&);
+Price price_chain_allreduce(const Problem&);
+Price price_greedy_allreduce(const Problem&);
+std::int64_t steps_binomial_allreduce(const Problem&);
+std::int64_t steps_binary_allreduce(const Problem&);
+std::int64_t steps_chain_allreduce(const Problem&);
+std::int64_t steps_greedy_allreduce(const Problem&);
+std::int64_t steps_snf_allreduce(const Problem&);
+std::int64_t steps_hierarchical_allreduce(const Problem&);
+std::int64_t steps_grid_ecef_allreduce(const Problem&);
+std::int64_t steps_grid_ecef_la_allreduce(const Problem&);
+std::int64_t steps_grid_bottomup_allreduce(const Problem&);
+std::int64_t steps_shm_allreduce(const Problem&);
+std::int64_t steps_recursive_doubling_allreduce(const Problem&);
+std::int64_t steps_rabenseifner_allreduce(const Problem&);
+std::int64_t steps_ring_allreduce(const Problem&);
+std::int64_t cut_rabenseifner_allreduce(const Problem&);
+std::int64_t cut_ring_allreduce(const Problem&);
+
 // Segment sizes as each algorithm cuts them (Algorithm::cut_segment_bytes).
 std::int64_t cut_reduce_scatter_gather_reduce(const Problem&);
 std::int64_t cut_staged_reduce(const Problem&);
@@ -175,6 +213,50 @@ const std::vector<Algorithm>& algorithms() {
        "grid tree between clusters: ECEF, look ahead to the latest done", true},
       {"grid-bottomup", Collective::Bcast, plan_grid_bottomup_bcast,
        "grid tree between clusters: the latest done cluster first", true},
+      // Allreduce. None is composable (Algorithm::composable): a hierarchy composes
+      // reduces and broadcasts, and its levels are never allreduces.
+      {"binomial", Collective::Allreduce, plan_binomial_allreduce,
+       "binomial reduce to rank 0, then binomial broadcast, pipelined; rank-ordered for non-commutative ops", false,
+       nullptr, price_binomial_allreduce, false, false, false, nullptr, steps_binomial_allreduce},
+      {"binary", Collective::Allreduce, plan_binary_allreduce,
+       "binary-tree reduce to rank 0, then binary-tree broadcast, pipelined; rank-ordered for non-commutative ops",
+       false, nullptr, price_binary_allreduce, false, false, false, nullptr, steps_binary_allreduce},
+      {"chain", Collective::Allreduce, plan_chain_allreduce,
+       "pipelined chain reduce to rank 0, then pipelined chain broadcast; rank-ordered for non-commutative ops",
+       false, nullptr, price_chain_allreduce, false, false, false, nullptr, steps_chain_allreduce},
+      {"greedy", Collective::Allreduce, plan_greedy_allreduce,
+       "Canon & Antoniu's greedy reduce tree to rank 0, then binomial broadcast, pipelined", false,
+       nullptr, price_greedy_allreduce, true, false, false, nullptr, steps_greedy_allreduce},
+      {"snf", Collective::Allreduce, plan_snf_allreduce,
+       "Liu & Wang slowest-node-first reduce to rank 0, then binomial broadcast; commutative ops only", true, nullptr,
+       nullptr, false, false, false, nullptr, steps_snf_allreduce},
+      {"hierarchical", Collective::Allreduce, plan_hierarchical_allreduce,
+       "hierarchical reduce to rank 0, then hierarchical broadcast, pipelined; commutative ops only", true, nullptr,
+       nullptr, false, false, false, nullptr, steps_hierarchical_allreduce},
+      {"grid-ecef", Collective::Allreduce, plan_grid_ecef_allreduce,
+       "grid-ecef reduce to rank 0, then grid-ecef broadcast, pipelined; commutative ops only", true, nullptr, nullptr,
+       false, false, false, nullptr, steps_grid_ecef_allreduce},
+      {"grid-ecef-la", Collective::Allreduce, plan_grid_ecef_la_allreduce,
+       "grid-ecef-la reduce to rank 0, then grid-ecef-la broadcast, pipelined; commutative ops only", true, nullptr,
+       nullptr, false, false, false, nullptr, steps_grid_ecef_la_allreduce},
+      {"grid-bottomup", Collective::Allreduce, plan_grid_bottomup_allreduce,
+       "grid-bottomup reduce to rank 0, then grid-bottomup broadcast, pipelined; commutative ops only", true, nullptr,
+       nullptr, false, false, false, nullptr, steps_grid_bottomup_allreduce},
+      {"shm", Collective::Allreduce, plan_shm_allreduce,
+       "shm-reduce-scatter-gather to rank 0, then shm-bcast, through the node's staging ring; one node; "
+       "rank-ordered",
+       false, nullptr, nullptr, false, true, false, cut_staged_reduce, steps_shm_allreduce},
+      {"recursive-doubling", Collective::Allreduce, plan_recursive_doubling_allreduce,
+       "log2(p) rounds of whole-message exchanges, MPICH's fold for other p; rank-ordered, identical bits everywhere",
+       false, view_recursive_doubling_allreduce, nullptr, false, false, false, nullptr,
+       steps_recursive_doubling_allreduce},
+      {"rabenseifner", Collective::Allreduce, plan_rabenseifner_allreduce,
+       "reduce-scatter by recursive halving, allgather by recursive doubling (long messages); rank-ordered", false,
+       view_rabenseifner_allreduce, nullptr, false, false, false, cut_rabenseifner_allreduce,
+       steps_rabenseifner_allreduce},
+      {"ring", Collective::Allreduce, plan_ring_allreduce,
+       "ring reduce-scatter then ring allgather, 2(p-1) steps of n/p (long messages); commutative ops only", false,
+       view_ring_allreduce, nullptr, false, false, false, cut_ring_allreduce, steps_ring_allreduce},
   };
   return table;
 }

@@ -152,7 +152,32 @@ std::size_t Schedule::total_steps() const {
   return n;
 }
 
-const char* to_string(Collective c) { return c == Collective::Reduce ? "reduce" : "bcast"; }
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::Reduce: return "reduce";
+    case Collective::Bcast: return "bcast";
+    case Collective::Allreduce: return "allreduce";
+  }
+  return "?";
+}
+
+const char* mpi_function_name(Collective c) {
+  switch (c) {
+    case Collective::Reduce: return "MPI_Reduce";
+    case Collective::Bcast: return "MPI_Bcast";
+    case Collective::Allreduce: return "MPI_Allreduce";
+  }
+  return "MPI_?";
+}
+
+bool parse_collective(const std::string& text, Collective& out) {
+  for (Collective c : {Collective::Reduce, Collective::Bcast, Collective::Allreduce})
+    if (text == to_string(c)) {
+      out = c;
+      return true;
+    }
+  return false;
+}
 
 const char* to_string(StepKind k) {
   switch (k) {

@@ -43,7 +43,16 @@
 
 namespace canopy::planner {
 
-enum class Collective { Reduce, Bcast };
+// Allreduce: every rank ends with the reduction of all inputs in its Accumulator (its
+// receive buffer); Input is its send buffer (the receive buffer itself with MPI_IN_PLACE
+// on any rank). Root is 0 by convention: the rank a composed schedule reduces to.
+enum class Collective { Reduce, Bcast, Allreduce };
+// How many collectives there are, for tables indexed by Collective.
+inline constexpr int kCollectives = 3;
+// The MPI function a collective is: "MPI_Reduce", "MPI_Bcast", "MPI_Allreduce".
+const char* mpi_function_name(Collective c);
+// Parses "reduce", "bcast" or "allreduce"; false for anything else.
+bool parse_collective(const std::string& text, Collective& out);
 
 // Where a step reads or writes its data.
 enum class Buffer : std::uint8_t { Input, Accumulator, Slot };

@@ -152,8 +152,8 @@ Schedule schedule_from_json(const json& j) {
   };
   Schedule s;
   const json& coll = field("collective");
-  if (coll != "reduce" && coll != "bcast") bad("collective must be reduce or bcast");
-  s.collective = coll == "reduce" ? Collective::Reduce : Collective::Bcast;
+  if (!coll.is_string() || !parse_collective(coll.get<std::string>(), s.collective))
+    bad("collective must be reduce, bcast or allreduce");
   if (!field("algorithm").is_string()) bad("algorithm must be a string");
   s.algorithm = field("algorithm");
   s.nranks = as_int(field("nranks"), "nranks");

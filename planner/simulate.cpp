@@ -23,6 +23,7 @@ class EventRun {
     post_.resize(p);
     timing_.resize(p);
     acc_writer_.assign(p, std::vector<int>(nseg, -1));
+    readers_.assign(p, std::vector<std::vector<int>>(nseg));
     slot_writer_.resize(p);
     ports_.resize(p);
     for (int r = 0; r < p; ++r) {
@@ -88,6 +89,13 @@ class EventRun {
       const int i = pc_[r];
       const Step& st = steps[i];
       if (st.kind == StepKind::Recv) {
+        if (st.buffer == Buffer::Accumulator) {
+          // It overwrites the segment: the sends still reading it must have ended first.
+          const double sent = sends_ended(r, st.segment);
+          if (sent == kUnset) break;
+          clock_[r] = std::max(clock_[r], sent);
+          readers_[r][st.segment].clear();
+        }
         post_[r][i] = clock_[r];
         wake(match_.partner[r][i].rank);  // its sender may now start the transfer
         if (st.buffer == Buffer::Slot) slot_writer_[r][st.slot] = i;
@@ -100,6 +108,8 @@ class EventRun {
         }
         post_[r][i] = std::max(clock_[r], ready);
         clock_[r] = post_[r][i];
+        if (st.buffer == Buffer::Accumulator || s_.collective == Collective::Allreduce)
+          readers_[r][st.segment].push_back(i);
       } else if (st.kind == StepKind::Expose) {
         if (!expose(r, i)) break;
       } else {
@@ -149,6 +159,9 @@ class EventRun {
           const double acc_ready = done(r, acc_writer_[r][st.segment]);
           if (acc_ready == kUnset) break;
           start = std::max(start, acc_ready);
+          const double sent = sends_ended(r, st.segment);
+          if (sent == kUnset) break;
+          start = std::max(start, sent);
         }
         if (!m_.overlap) {
           for (const auto& port : ports_[r])
@@ -157,7 +170,10 @@ class EventRun {
         }
         timing_[r][i] = {start, start + cost};
         clock_[r] = start + cost;
-        if (writes_own_segment(st)) acc_writer_[r][st.segment] = i;
+        if (writes_own_segment(st)) {
+          acc_writer_[r][st.segment] = i;
+          readers_[r][st.segment].clear();
+        }
         if (st.kind == StepKind::Stage)
           for (const StepRef& reader : match_.readers_of[r][st.slot]) wake(reader.rank);
         if (st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) wake(st.peer);
@@ -189,6 +205,19 @@ class EventRun {
     clock_[r] = start;
     for (const StepRef& accessor : match_.accessors_of[r]) wake(accessor.rank);
     return true;
+  }
+
+  // When the sends still reading rank r's segment `seg` (validate.h: of the accumulator,
+  // and in an allreduce of the input) have ended, 0 for none; kUnset while one has not
+  // started. The executor overwrites a segment only after those sends complete.
+  double sends_ended(int r, int seg) const {
+    double ended = 0;
+    for (const int send : readers_[r][seg]) {
+      const double end = done(r, send);
+      if (end == kUnset) return kUnset;
+      ended = std::max(ended, end);
+    }
+    return ended;
   }
 
   // Whether a local step writes this rank's accumulator segment (a Stage and a Write read it).
@@ -271,6 +300,7 @@ class EventRun {
   std::vector<std::vector<double>> post_;        // when a send or receive was posted
   std::vector<std::vector<StepTiming>> timing_;
   std::vector<std::vector<int>> acc_writer_;     // last step writing acc[segment]
+  std::vector<std::vector<std::vector<int>>> readers_;  // sends reading acc[segment] since it was written
   std::vector<std::vector<int>> slot_writer_;    // receive that last targeted a slot
   std::vector<std::vector<Port>> ports_;
 };

@@ -3,7 +3,9 @@
 //
 // Semantics, shared with the validator and the executor: a rank issues its steps in
 // order; receives are posted at once, a send is posted when its data is ready, a
-// reduce or copy occupies the rank until it ends. A transfer starts when both ends
+// reduce or copy occupies the rank until it ends; a step that overwrites an
+// accumulator segment first waits for the sends still reading it to end (of the input
+// too in an allreduce: validate.h). A transfer starts when both ends
 // are posted and both ports are free, and a port serves its transfers in program
 // order (a rank's steps say in which order it talks to its peers). With duplex=half a
 // rank has one port for sends and receives; with overlap=false computation also

@@ -177,19 +177,22 @@ std::string draw_tree(const Tree& tree) {
 }
 
 Tree tree_of(const Schedule& s) {
+  // An allreduce composed of a reduce and a broadcast (algorithms/reduce_bcast.cpp):
+  // its reduce part's tree (each rank's first send goes to its parent there).
+  const Collective collective = s.collective == Collective::Allreduce ? Collective::Reduce : s.collective;
   std::vector<int> parent(s.nranks, -1);
   std::vector<int> order;
   for (int r = 0; r < s.nranks; ++r) {
     for (const Step& st : s.steps[r]) {
-      const bool up = s.collective == Collective::Reduce && st.kind == StepKind::Send;
-      const bool down = s.collective == Collective::Bcast && st.kind == StepKind::Recv;
+      const bool up = collective == Collective::Reduce && st.kind == StepKind::Send;
+      const bool down = collective == Collective::Bcast && st.kind == StepKind::Recv;
       if ((up || down) && parent[r] == -1) parent[r] = st.peer;
     }
   }
   // A reduce whose tree root is not the root ends with the tree root forwarding the
   // result into the root's accumulator: that last hop is not a tree edge.
   int root = s.root;
-  if (s.collective == Collective::Reduce)
+  if (collective == Collective::Reduce)
     for (const Step& st : s.steps[s.root])
       if (st.kind == StepKind::Recv && st.buffer == Buffer::Accumulator) root = st.peer;
   parent[root] = -1;
@@ -197,9 +200,9 @@ Tree tree_of(const Schedule& s) {
   std::vector<std::vector<int>> kids(s.nranks);
   for (int r = 0; r < s.nranks; ++r)
     for (const Step& st : s.steps[r]) {
-      const bool from_child = s.collective == Collective::Reduce && st.kind == StepKind::Recv &&
+      const bool from_child = collective == Collective::Reduce && st.kind == StepKind::Recv &&
                               st.buffer == Buffer::Slot && parent[st.peer] == r;
-      const bool to_child = s.collective == Collective::Bcast && st.kind == StepKind::Send &&
+      const bool to_child = collective == Collective::Bcast && st.kind == StepKind::Send &&
                             parent[st.peer] == r;
       if ((from_child || to_child) && std::find(kids[r].begin(), kids[r].end(), st.peer) == kids[r].end())
         kids[r].push_back(st.peer);

@@ -342,6 +342,10 @@ struct SegmentState {
   int pending_recv = -1;    // step index of an incomplete receive into it
   bool written = false;     // written by this rank (recv, reduce, copy) at least once
   bool sent = false;        // sent since it was last written
+  // Sends that read this segment (of the accumulator; in an allreduce, of the input
+  // too, which may be the accumulator) since it was last written: a step that writes
+  // the segment waits until each of them has had its receive posted (send_completion).
+  std::vector<int> readers;
 };
 
 struct SlotData {
@@ -424,11 +428,13 @@ class SymbolicRun {
           if (acc.pending_recv >= 0) return fail("a receive into this segment is already pending");
           if (!acc.content.empty() && !acc.sent)
             return fail("overwrites a partial result that was never sent");
+          if (!sends_received(r, acc)) return false;
           acc.pending_recv = i;
         }
         posted_[r][i] = true;
         const StepRef from = m_.partner[r][i];
-        if (posted_[from.rank][from.index]) deliver(r, i);
+        // Its sender may wait for this receive before overwriting the segment it sent.
+        if (posted_[from.rank][from.index]) deliver(r, i), wake(from.rank);
         break;
       }
       case StepKind::Send: {
@@ -436,6 +442,7 @@ class SymbolicRun {
         if (!outgoing(r, st, acc, content, fail)) return false;
         posted_[r][i] = true;
         message_[r][i] = content;
+        if (st.buffer == Buffer::Accumulator || s_.collective == Collective::Allreduce) acc.readers.push_back(i);
         const StepRef to = m_.partner[r][i];
         if (posted_[to.rank][to.index]) {
           deliver(to.rank, to.index);
@@ -459,6 +466,7 @@ class SymbolicRun {
         }
         if (!acc.content.disjoint(slot.content))
           return fail("contributions " + acc.content.intersection_str(slot.content) + " counted twice");
+        if (!sends_received(r, acc)) return false;
         acc.content.merge(slot.content);
         acc.written = true;
         acc.sent = false;
@@ -481,6 +489,7 @@ class SymbolicRun {
         const StepRef stage = m_.partner[r][i];
         if (!posted_[stage.rank][stage.index]) return false;  // waits for the stage
         if (acc.pending_recv >= 0) return fail("fetches into a segment while a receive into it is pending");
+        if (!sends_received(r, acc)) return false;
         const RankSet& staged = staged_[st.peer][st.slot];
         if (st.kind == StepKind::Fetch) {
           if (!acc.content.empty() && !acc.sent) return fail("overwrites a partial result that was never sent");
@@ -513,6 +522,7 @@ class SymbolicRun {
       case StepKind::Copy: {
         if (acc.pending_recv >= 0 || !acc.content.empty())
           return fail("copies the input over data already in the accumulator");
+        if (!sends_received(r, acc)) return false;
         acc.content = RankSet::single(r);
         acc.written = true;
         acc.sent = false;
@@ -524,6 +534,7 @@ class SymbolicRun {
         if (theirs.empty()) return fail("reads a segment that holds no data");
         if (acc.pending_recv >= 0) return fail("reads into a segment while a receive into it is pending");
         if (!acc.content.empty() && !acc.sent) return fail("overwrites a partial result that was never sent");
+        if (!sends_received(r, acc)) return false;
         acc.content = theirs;
         acc.written = true;
         acc.sent = false;
@@ -555,6 +566,23 @@ class SymbolicRun {
     for (const StepRef& accessor : m_.accessors_of[r]) wake(accessor.rank);
     ++pc_[r];
     return true;
+  }
+
+  // The executor overwrites a segment only once the sends reading it have completed
+  // (shim/executor.cpp, before_write), and an MPI send may not complete before its
+  // receive is posted. So, conservatively, a step that writes an accumulator segment
+  // waits until every send still reading it has been matched by a posted receive; the
+  // receive's posting wakes the sender. False: it must wait. (A reduce or a broadcast
+  // never writes a segment after sending it; an allreduce does.)
+  bool sends_received(int r, SegmentState& acc) const {
+    auto& readers = acc.readers;
+    readers.erase(std::remove_if(readers.begin(), readers.end(),
+                                 [&](int send) {
+                                   const StepRef to = m_.partner[r][send];
+                                   return posted_[to.rank][to.index];
+                                 }),
+                  readers.end());
+    return readers.empty();
   }
 
   void wake(int r) {
@@ -615,6 +643,11 @@ class SymbolicRun {
         if (!(got == everyone))
           errors.push_back("root ends segment " + std::to_string(k) + " with contributions " +
                            got.str() + " instead of " + everyone.str());
+      } else if (s_.collective == Collective::Allreduce) {
+        for (int r = 0; r < s_.nranks && errors.size() < 8; ++r)
+          if (!(acc_[r][k].content == everyone))
+            errors.push_back("rank " + std::to_string(r) + " ends segment " + std::to_string(k) +
+                             " with contributions " + acc_[r][k].content.str() + " instead of " + everyone.str());
       } else {
         for (int r = 0; r < s_.nranks; ++r)
           if (!(acc_[r][k].content == RankSet::single(s_.root)))

@@ -14,6 +14,14 @@
 // and is rejected. Direct steps too: an Expose waits until no receive into the rank's
 // accumulator is pending, a Read or Write waits for its peer's Expose; a Read must find
 // data in the segment it copies, a Write must have it.
+// A step that writes an accumulator segment (a receive into it, a reduce, copy, fetch,
+// fetch-reduce or read) waits until every send still reading that segment (of the
+// accumulator; in an allreduce, of the input too, which MPI_IN_PLACE makes the
+// accumulator) has had its receive posted: the executor waits for those sends to
+// complete before it overwrites the segment, and an MPI send may not complete before
+// its receive is posted. Only an allreduce writes a segment after sending it.
+// Outcome: a reduce's root holds every rank's contribution in every segment; a
+// broadcast's ranks all hold the root's; an allreduce's ranks all hold every rank's.
 #pragma once
 
 #include <string>

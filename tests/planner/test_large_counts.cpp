@@ -96,10 +96,11 @@ TEST_CASE("Large counts: every algorithm plans INT_MAX-element reduces and 3 GiB
         problem.collective = a.collective;
         problem.nranks = p;
         problem.root = p - 1;
-        // A reduce: INT_MAX elements (MPI's largest count). A broadcast is planned in
+        // A reduce or allreduce: INT_MAX elements (MPI's largest count). A broadcast is planned in
         // bytes: 3 GiB (e.g. 3072 x a 1 MiB type).
-        problem.count = a.collective == Collective::Reduce ? INT_MAX : std::int64_t{3} << 30;
-        problem.element_bytes = a.collective == Collective::Reduce ? element_bytes : 1;
+        const bool reduces = a.collective != Collective::Bcast;  // a reduce or an allreduce
+        problem.count = reduces ? INT_MAX : std::int64_t{3} << 30;
+        problem.element_bytes = reduces ? element_bytes : 1;
         for (std::int64_t seg : {std::int64_t{-1}, std::int64_t{0}}) {
           CAPTURE(a.name, to_string(a.collective), p, element_bytes, seg);
           Request request;

@@ -117,7 +117,8 @@ TEST_CASE("Schedule JSON: malformed input throws std::invalid_argument naming th
     j[field] = std::move(value);
     return j;
   };
-  check_rejected(with("collective", "allreduce"), "collective");
+  check_rejected(with("collective", "allgather"), "collective");
+  check_rejected(with("collective", "Reduce"), "collective");
   check_rejected(with("collective", 1), "collective");
   check_rejected(with("algorithm", 3), "algorithm");
   check_rejected(with("nranks", "4"), "nranks");
