@@ -39,9 +39,8 @@ std::string read_rule(const json& r, Rule& rule) {
     std::string problem;
     if (key == "collective") {
       const std::string c = value.is_string() ? value.get<std::string>() : value.dump();
-      if (c == "reduce") rule.collective = planner::Collective::Reduce;
-      else if (c == "bcast") rule.collective = planner::Collective::Bcast;
-      else problem = "collective=" + value.dump() + " is not valid (allowed: reduce, bcast)";
+      if (!planner::parse_collective(c, rule.collective))
+        problem = "collective=" + value.dump() + " is not valid (allowed: reduce, bcast, allreduce)";
     } else if (key == "min_bytes") {
       problem = integer("min_bytes", 0, INT64_MAX, rule.min_bytes);
     } else if (key == "max_bytes") {
@@ -64,9 +63,9 @@ std::string read_rule(const json& r, Rule& rule) {
     }
     if (!problem.empty()) return problem;
   }
-  if (!r.contains("collective")) return "has no collective (allowed: reduce, bcast)";
-  if (rule.commutative >= 0 && rule.collective != planner::Collective::Reduce)
-    return "commutative applies to reduce rules only (a broadcast has no operation)";
+  if (!r.contains("collective")) return "has no collective (allowed: reduce, bcast, allreduce)";
+  if (rule.commutative >= 0 && rule.collective == planner::Collective::Bcast)
+    return "commutative applies to reduce and allreduce rules only (a broadcast has no operation)";
   if (!rule.algorithm.empty() && !is_algorithm_choice(rule.collective, rule.algorithm))
     return "algorithm=" + json(rule.algorithm).dump() + " is not valid (allowed: " + algorithm_choices(rule.collective) + ")";
   if (rule.algorithm.empty() && rule.segment_bytes == Rule::kUnset)

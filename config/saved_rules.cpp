@@ -29,8 +29,7 @@ json to_json(const Decision& d) {
 Decision decision_from_json(const json& j) {
   Decision d;
   const std::string c = j.at("collective").get<std::string>();
-  if (c != "reduce" && c != "bcast") throw json::other_error::create(501, "collective " + c, &j);
-  d.collective = c == "reduce" ? planner::Collective::Reduce : planner::Collective::Bcast;
+  if (!planner::parse_collective(c, d.collective)) throw json::other_error::create(501, "collective " + c, &j);
   d.comm_size = j.at("comm_size").get<int>();
   d.root = j.at("root").get<int>();
   d.first_bytes = j.at("first_bytes").get<std::int64_t>();

@@ -111,6 +111,9 @@ const std::vector<SettingSpec>& setting_specs() {
        "MPI_Reduce algorithm; auto picks the cheapest predicted by the cost model", "CANOPY_REDUCE_ALGO=binomial"},
       {"CANOPY_BCAST_ALGO", "name", "auto", algorithm_choices(planner::Collective::Bcast),
        "MPI_Bcast algorithm; auto picks the cheapest predicted by the cost model", "CANOPY_BCAST_ALGO=native"},
+      {"CANOPY_ALLREDUCE_ALGO", "name", "auto", algorithm_choices(planner::Collective::Allreduce),
+       "MPI_Allreduce algorithm; auto picks the cheapest predicted by the cost model",
+       "CANOPY_ALLREDUCE_ALGO=recursive-doubling"},
       {"CANOPY_SEGMENT_BYTES", "bytes", "auto", "auto, or an integer >= 0 (0: no segmentation)",
        "Pipeline segment size; auto lets the planner choose per message size (class). A forced size makes Canopy "
        "plan per exact count, as CANOPY_CONFIG rules that split a size class do",
@@ -254,8 +257,7 @@ ParseResult parse_settings(const Environment& env) {
   }
   // A setting the environment gives overrides the file, its rules included.
   for (Rule& rule : s.rules) {
-    const bool reduce = rule.collective == planner::Collective::Reduce;
-    if (env.count(reduce ? "CANOPY_REDUCE_ALGO" : "CANOPY_BCAST_ALGO")) rule.algorithm.clear();
+    if (env.count(Settings::algorithm_variable(rule.collective))) rule.algorithm.clear();
     if (env.count("CANOPY_SEGMENT_BYTES")) rule.segment_bytes = Rule::kUnset;
   }
   s.rules.erase(std::remove_if(s.rules.begin(), s.rules.end(),
@@ -296,19 +298,13 @@ ParseResult parse_settings(const Environment& env) {
     else bad("CANOPY_REPORT_FORMAT", *v, "text, json", "using text");
   }
   if (const auto* v = find("CANOPY_SAVE_RULES")) s.save_rules = *v == "none" ? "" : *v;
-  struct Algo {
-    const char* name;
-    planner::Collective collective;
-    std::string* target;
-    const char* mpi_name;
-  };
-  for (const Algo& a : {Algo{"CANOPY_REDUCE_ALGO", planner::Collective::Reduce, &s.reduce_algorithm, "MPI_Reduce"},
-                        Algo{"CANOPY_BCAST_ALGO", planner::Collective::Bcast, &s.bcast_algorithm, "MPI_Bcast"}}) {
-    if (const auto* v = find(a.name)) {
-      if (is_algorithm_choice(a.collective, *v)) *a.target = *v;
+  for (planner::Collective c : {planner::Collective::Reduce, planner::Collective::Bcast, planner::Collective::Allreduce}) {
+    const char* name = Settings::algorithm_variable(c);
+    if (const auto* v = find(name)) {
+      if (is_algorithm_choice(c, *v)) s.algorithm_of(c) = *v;
       else {
-        *a.target = "native";
-        bad(a.name, *v, algorithm_choices(a.collective), std::string("native ") + a.mpi_name + " runs");
+        s.algorithm_of(c) = "native";
+        bad(name, *v, algorithm_choices(c), std::string("native ") + planner::mpi_function_name(c) + " runs");
       }
     }
   }
@@ -462,10 +458,31 @@ std::uint64_t fingerprint_in_force(const ParseResult& parsed) {
   return fingerprint(env);
 }
 
+std::string& Settings::algorithm_of(planner::Collective c) {
+  switch (c) {
+    case planner::Collective::Reduce: return reduce_algorithm;
+    case planner::Collective::Bcast: return bcast_algorithm;
+    case planner::Collective::Allreduce: break;
+  }
+  return allreduce_algorithm;
+}
+
+const std::string& Settings::algorithm_of(planner::Collective c) const {
+  return const_cast<Settings*>(this)->algorithm_of(c);
+}
+
+const char* Settings::algorithm_variable(planner::Collective c) {
+  switch (c) {
+    case planner::Collective::Reduce: return "CANOPY_REDUCE_ALGO";
+    case planner::Collective::Bcast: return "CANOPY_BCAST_ALGO";
+    case planner::Collective::Allreduce: break;
+  }
+  return "CANOPY_ALLREDUCE_ALGO";
+}
+
 Choice Settings::choice_for(planner::Collective c, std::int64_t bytes, int nranks, bool commutative) const {
-  Choice choice{c == planner::Collective::Reduce ? reduce_algorithm : bcast_algorithm, segment_bytes};
-  choice.algorithm_origin =
-      std::string(c == planner::Collective::Reduce ? "CANOPY_REDUCE_ALGO" : "CANOPY_BCAST_ALGO") + "=" + choice.algorithm;
+  Choice choice{algorithm_of(c), segment_bytes};
+  choice.algorithm_origin = std::string(algorithm_variable(c)) + "=" + choice.algorithm;
   bool algorithm_set = false, segment_set = false;
   for (const Rule& r : rules) {
     if (!r.matches(c, bytes, nranks, commutative)) continue;
@@ -484,7 +501,7 @@ Choice Settings::choice_for(planner::Collective c, std::int64_t bytes, int nrank
 }
 
 bool Settings::always_native(planner::Collective c) const {
-  if ((c == planner::Collective::Reduce ? reduce_algorithm : bcast_algorithm) != "native") return false;
+  if (algorithm_of(c) != "native") return false;
   return std::none_of(rules.begin(), rules.end(), [&](const Rule& r) {
     return r.collective == c && !r.algorithm.empty() && r.algorithm != "native";
   });

@@ -26,6 +26,11 @@ struct Settings {
   bool enable = true;                  // CANOPY_ENABLE
   std::string reduce_algorithm = "auto";  // CANOPY_REDUCE_ALGO: native, auto or a planner name
   std::string bcast_algorithm = "auto";   // CANOPY_BCAST_ALGO
+  std::string allreduce_algorithm = "auto";  // CANOPY_ALLREDUCE_ALGO
+  // The setting of collective `c` above, and its variable's name ("CANOPY_REDUCE_ALGO").
+  std::string& algorithm_of(planner::Collective c);
+  const std::string& algorithm_of(planner::Collective c) const;
+  static const char* algorithm_variable(planner::Collective c);
   std::int64_t segment_bytes = -1;     // CANOPY_SEGMENT_BYTES: -1 lets the planner choose
   std::string log_level = "warn";      // CANOPY_LOG_LEVEL: spdlog level name
   std::string schedule_log;            // CANOPY_SCHEDULE_LOG: path, %r expands to the rank

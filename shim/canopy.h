@@ -10,11 +10,11 @@
 extern "C" {
 #endif
 
-/* MPI_Reduce/MPI_Bcast calls on this rank that ran a Canopy schedule. */
+/* MPI_Reduce/MPI_Bcast/MPI_Allreduce calls on this rank that ran a Canopy schedule. */
 long canopy_intercepted_calls(void);
 /* Calls on this rank that Canopy handed to native MPI. */
 long canopy_fallback_calls(void);
-/* Of those, the calls of one collective ("reduce" or "bcast") for one reason, by its
+/* Of those, the calls of one collective ("reduce", "bcast" or "allreduce") for one reason, by its
  * stable name: "disabled", "algorithm-native", "intercommunicator", "invalid-argument",
  * "unsupported-datatype", "op-query-failed", "state-failed", "planning-error",
  * "validator-rejected", "auto-trial-native", "auto-chose-native", "internal-error", "configured",

@@ -188,7 +188,7 @@ struct NativeShortcuts {
       if (e.comm == c && e.root == r) e.comm = MPI_COMM_NULL;
   }
 };
-NativeShortcuts shortcuts[2];  // [0] reduce, [1] bcast
+NativeShortcuts shortcuts[planner::kCollectives];  // by planner::Collective
 
 bool predefined_type(MPI_Datatype type) {
   int integers = 0, addresses = 0, types = 0, combiner = 0;
@@ -203,9 +203,7 @@ bool predefined_op(MPI_Op op) {
   return op == MPI_OP_NULL;  // a broadcast has none
 }
 
-NativeShortcuts& shortcuts_of(planner::Collective collective) {
-  return shortcuts[collective == planner::Collective::Reduce ? 0 : 1];
-}
+NativeShortcuts& shortcuts_of(planner::Collective collective) { return shortcuts[static_cast<int>(collective)]; }
 
 // After a call its plan ran natively for being cheap (CANOPY_AUTO_NATIVE_BELOW), its
 // plan's calls counted: counts it towards the plan's warm native calls and towards
@@ -296,12 +294,12 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   if (rt.settings.verify && !state.agree(call_fingerprint(key, count, plan.current(), candidate))) {
     // An erroneous program: running either plan would hang or corrupt memory. Every
     // rank sees the mismatch (agree() is collective), so every rank returns the error.
-    const bool reduce = key.collective == planner::Collective::Reduce;
+    const bool bytes_only = key.collective == planner::Collective::Bcast;
     rt.log->error("{} on a communicator of {} ranks: the ranks passed different arguments (this rank: root {}, "
                   "{}); CANOPY_VERIFY returns MPI_ERR_ARG on every rank",
-                  reduce ? "MPI_Reduce" : "MPI_Bcast", state.size(), key.root,
-                  reduce ? fmt::format("{} elements of {} bytes", count, key.element_bytes)
-                         : fmt::format("{} bytes", count));
+                  planner::mpi_function_name(key.collective), state.size(), key.root,
+                  bytes_only ? fmt::format("{} bytes", count)
+                             : fmt::format("{} elements of {} bytes", count, key.element_bytes));
     const int err = verify_error_code();
     PMPI_Comm_call_errhandler(comm, err);
     return err;
@@ -372,101 +370,151 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   return err;
 }
 
-}  // namespace
+// One intercepted call, whatever its collective: what the one path through the shim
+// (run_call) needs to know of it besides how it plans and runs.
+struct CallArgs {
+  planner::Collective collective;
+  MPI_Comm comm;
+  MPI_Datatype type;
+  MPI_Op op;  // MPI_OP_NULL for a broadcast
+  int count;
+  int root;  // 0 for a root-less collective (allreduce): its schedules reduce to rank 0
+};
 
-int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+// Whether the collective has a root the caller names (checked against the size).
+bool has_root(planner::Collective c) { return c != planner::Collective::Allreduce; }
+
+// The one path of every intercepted collective: the runtime's switches, the native
+// shortcut, the communicator's state, the call's plan key (`describe` fills it, and
+// whatever the schedule needs to lay out buffers, or names why native MPI runs), the
+// plan, and then run_plan with `schedule` or `native`. A new collective is a CallArgs,
+// a describe and a schedule, not a copy of this function.
+template <typename Describe, typename RunSchedule, typename RunNative>
+int run_call(const CallArgs& call, Describe describe, RunSchedule schedule, RunNative native) {
   Runtime& rt = runtime();
-  auto native = [&] {
-    return native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, rt.copy_in_place_at_nonzero_root);
-  };
+  const planner::Collective collective = call.collective;
   auto fallback = [&](FallbackReason why) {
     // The size only feeds the report's records (run_native): not asked of MPI otherwise.
-    const std::int64_t bytes = rt.stats.enabled() ? message_bytes(count, datatype) : -1;
-    return run_native(planner::Collective::Reduce, comm, root, bytes, why, native);
+    const std::int64_t bytes = rt.stats.enabled() ? message_bytes(call.count, call.type) : -1;
+    return run_native(collective, call.comm, call.root, bytes, why, native);
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
-  if (rt.always_native(planner::Collective::Reduce)) return fallback(FallbackReason::AlgorithmNative);
-  if (const NativeShortcut* s = shortcuts[0].find(comm, datatype, op, count, root))
-    return run_shortcut(planner::Collective::Reduce, *s, comm, root, native);
+  if (rt.always_native(collective)) return fallback(FallbackReason::AlgorithmNative);
+  NativeShortcuts& shortcuts = shortcuts_of(collective);
+  if (const NativeShortcut* s = shortcuts.find(call.comm, call.type, call.op, call.count, call.root))
+    return run_shortcut(collective, *s, call.comm, call.root, native);
   CommState* state = nullptr;
   CachedPlan* plan = nullptr;
   CommState::PlanHandle where;
   const std::vector<planner::Segment>* segments = nullptr;
-  DatatypeLayout layout;
   PlanKey key{};
+  std::int64_t units = 0;  // what the plan counts: elements, or a broadcast's bytes
   try {
     FallbackReason why = FallbackReason::InvalidArgument;
-    state = CommState::of(comm, &why);
+    state = CommState::of(call.comm, &why);
     if (!state) return fallback(why);
     // MPI's own checks and error reporting apply.
-    if (count < 0 || root < 0 || root >= state->size()) return fallback(FallbackReason::InvalidArgument);
-    if (!describe_datatype(datatype, layout)) return fallback(FallbackReason::UnsupportedDatatype);
-    int commutative = 1;
-    if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) return fallback(FallbackReason::OpQueryFailed);
-    key = plan_key(rt, planner::Collective::Reduce, root, count, layout.size, commutative != 0);
-    plan = &plan_for(*state, key, count, &segments, &where);
+    if (call.count < 0 || (has_root(collective) && (call.root < 0 || call.root >= state->size())))
+      return fallback(FallbackReason::InvalidArgument);
+    std::int64_t element_bytes = 0;
+    bool commutative = true;
+    if (!describe(units, element_bytes, commutative, why)) return fallback(why);
+    key = plan_key(rt, collective, call.root, units, element_bytes, commutative);
+    plan = &plan_for(*state, key, units, &segments, &where);
   } catch (const std::exception& e) {
     // Planning throws before any message: native is safe.
-    rt.log->warn("MPI_Reduce: {}; native MPI runs", e.what());
+    rt.log->warn("{}: {}; native MPI runs", planner::mpi_function_name(collective), e.what());
     return fallback(FallbackReason::InternalError);
   }
-  const bool is_root = state->rank() == root;
-  auto schedule = [&](Candidate& c, const std::vector<planner::Segment>& cut) {
+  auto run = [&](Candidate& c, const std::vector<planner::Segment>& cut) { return schedule(*state, c, cut); };
+  const int err = run_plan(*state, *plan, key, units, segments, call.comm, run, native);
+  remember_native(collective, *state, *plan, where, call.comm, call.type, call.op, call.count, call.root,
+                  units * key.element_bytes);
+  return err;
+}
+
+// A reduction's call (MPI_Reduce, MPI_Allreduce) is planned over its elements: the
+// datatype's layout and the operation's commutativity. False, with the reason, where
+// Canopy cannot lay the datatype out or MPI cannot say whether the op commutes.
+bool describe_reduction(MPI_Datatype datatype, MPI_Op op, int count, DatatypeLayout& layout, std::int64_t& units,
+                        std::int64_t& element_bytes, bool& commutative, FallbackReason& why) {
+  if (!describe_datatype(datatype, layout)) {
+    why = FallbackReason::UnsupportedDatatype;
+    return false;
+  }
+  int commutes = 1;
+  if (PMPI_Op_commutative(op, &commutes) != MPI_SUCCESS) {
+    why = FallbackReason::OpQueryFailed;
+    return false;
+  }
+  units = count;
+  element_bytes = layout.size;
+  commutative = commutes != 0;
+  return true;
+}
+
+// MPI_Reduce and MPI_Allreduce: the same buffers but for whose accumulator is the
+// receive buffer (the root's, or every rank's) and who may pass MPI_IN_PLACE. A rank of
+// a reduce that is not the root builds partial results in a workspace of its own.
+int reduction(planner::Collective collective, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+              MPI_Op op, int root, MPI_Comm comm) {
+  Runtime& rt = runtime();
+  const bool all = collective == planner::Collective::Allreduce;
+  auto native = [&] {
+    if (all) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, rt.copy_in_place_at_nonzero_root);
+  };
+  DatatypeLayout layout;
+  auto describe = [&](std::int64_t& units, std::int64_t& element_bytes, bool& commutative, FallbackReason& why) {
+    return describe_reduction(datatype, op, count, layout, units, element_bytes, commutative, why);
+  };
+  auto schedule = [&](CommState& state, Candidate& c, const std::vector<planner::Segment>& cut) {
+    const bool owns_result = all || state.rank() == root;  // its accumulator is its receive buffer
     ExecutionBuffers b;
-    b.input_is_accumulator = is_root && sendbuf == MPI_IN_PLACE;
+    b.input_is_accumulator = owns_result && sendbuf == MPI_IN_PLACE;
     b.input = b.input_is_accumulator ? recvbuf : sendbuf;
     void* workspace_acc = nullptr;
-    const bool own_workspace = !is_root && c.rank_needs_workspace;
-    carve_scratch(*state, c.schedule, cut, layout, own_workspace ? count : 0, b,
+    const bool own_workspace = !owns_result && c.rank_needs_workspace;
+    carve_scratch(state, c.schedule, cut, layout, own_workspace ? count : 0, b,
                   own_workspace ? &workspace_acc : nullptr);
-    b.accumulator = is_root ? recvbuf : workspace_acc;
-    b.ring = state->staging_if_made();  // run_plan made it for a staged schedule
-    return execute(c.schedule, cut, state->rank(), b, layout, op, state->comm(),
-                   c.fusions_for(state->rank(), b.input_is_accumulator), state->executor_scratch());
+    b.accumulator = owns_result ? recvbuf : workspace_acc;
+    b.ring = state.staging_if_made();  // run_plan made it for a staged schedule
+    return execute(c.schedule, cut, state.rank(), b, layout, op, state.comm(),
+                   c.fusions_for(state.rank(), b.input_is_accumulator), state.executor_scratch());
   };
-  const int err = run_plan(*state, *plan, key, count, segments, comm, schedule, native);
-  remember_native(planner::Collective::Reduce, *state, *plan, where, comm, datatype, op, count, root,
-                  count * key.element_bytes);
-  return err;
+  return run_call({collective, comm, datatype, op, count, all ? 0 : root}, describe, schedule, native);
+}
+
+}  // namespace
+
+int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  return reduction(planner::Collective::Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return reduction(planner::Collective::Allreduce, sendbuf, recvbuf, count, datatype, op, 0, comm);
 }
 
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
   auto native = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
-  auto fallback = [&](FallbackReason why) {
-    // The size only feeds the report's records (run_native): not asked of MPI otherwise.
-    const std::int64_t bytes = rt.stats.enabled() ? message_bytes(count, datatype) : -1;
-    return run_native(planner::Collective::Bcast, comm, root, bytes, why, native);
-  };
-  if (!rt.active) return fallback(FallbackReason::Disabled);
-  if (rt.always_native(planner::Collective::Bcast)) return fallback(FallbackReason::AlgorithmNative);
-  if (const NativeShortcut* s = shortcuts[1].find(comm, datatype, MPI_OP_NULL, count, root))
-    return run_shortcut(planner::Collective::Bcast, *s, comm, root, native);
-  CommState* state = nullptr;
-  CachedPlan* plan = nullptr;
-  CommState::PlanHandle where;
-  const std::vector<planner::Segment>* segments = nullptr;
-  PlanKey key{};
   std::int64_t bytes = 0;
-  try {
-    FallbackReason why = FallbackReason::InvalidArgument;
-    state = CommState::of(comm, &why);
-    if (!state) return fallback(why);
-    if (count < 0 || root < 0 || root >= state->size()) return fallback(FallbackReason::InvalidArgument);
+  auto describe = [&](std::int64_t& units, std::int64_t& element_bytes, bool& commutative, FallbackReason& why) {
     int type_size = 0;
     // A type size of MPI_UNDEFINED (negative) means over 2 GiB per element.
-    if (PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS || type_size < 0)
-      return fallback(FallbackReason::UnsupportedDatatype);
+    if (PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS || type_size < 0) {
+      why = FallbackReason::UnsupportedDatatype;
+      return false;
+    }
     // Ranks may describe the message with different datatypes of the same signature,
     // so the plan is made over bytes, which all ranks agree on.
     bytes = static_cast<std::int64_t>(count) * type_size;
-    key = plan_key(rt, planner::Collective::Bcast, root, bytes, 1, true);
-    plan = &plan_for(*state, key, bytes, &segments, &where);
-  } catch (const std::exception& e) {
-    rt.log->warn("MPI_Bcast: {}; native MPI runs", e.what());
-    return fallback(FallbackReason::InternalError);
-  }
-  auto schedule = [&](Candidate& c, const std::vector<planner::Segment>& cut) {
+    units = bytes;
+    element_bytes = 1;
+    commutative = true;
+    return true;
+  };
+  auto schedule = [&](CommState& state, Candidate& c, const std::vector<planner::Segment>& cut) {
     DatatypeLayout bytes_layout;
     describe_datatype(MPI_BYTE, bytes_layout);
     DatatypeLayout mine;
@@ -474,25 +522,23 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     const bool direct = describe_datatype(datatype, mine) && mine.dense;
     ExecutionBuffers b;
     void* packed = nullptr;
-    carve_scratch(*state, c.schedule, cut, bytes_layout, direct ? 0 : bytes, b, direct ? nullptr : &packed);
+    carve_scratch(state, c.schedule, cut, bytes_layout, direct ? 0 : bytes, b, direct ? nullptr : &packed);
     b.accumulator = direct ? buffer : packed;
-    b.ring = state->staging_if_made();  // run_plan made it for a staged schedule
-    const bool is_root = state->rank() == root;
+    b.ring = state.staging_if_made();  // run_plan made it for a staged schedule
+    const bool is_root = state.rank() == root;
     int err = MPI_SUCCESS;
     // (pack_elements / unpack_elements: MPI_Pack takes int sizes; bytes may exceed 2 GiB.)
-    if (!direct && is_root && bytes > 0) err = pack_elements(buffer, count, datatype, packed, bytes, state->comm());
-    const int run = execute(c.schedule, cut, state->rank(), b, bytes_layout, MPI_OP_NULL, state->comm(),
-                            c.fusions_for(state->rank(), false), state->executor_scratch());
+    if (!direct && is_root && bytes > 0) err = pack_elements(buffer, count, datatype, packed, bytes, state.comm());
+    const int run = execute(c.schedule, cut, state.rank(), b, bytes_layout, MPI_OP_NULL, state.comm(),
+                            c.fusions_for(state.rank(), false), state.executor_scratch());
     if (err == MPI_SUCCESS) err = run;
-    if (const std::string& failed = state->executor_scratch().direct_error; !failed.empty())
+    if (const std::string& failed = state.executor_scratch().direct_error; !failed.empty())
       rt.log->error("MPI_Bcast ({}): {}; the call fails with MPI_ERR_OTHER", c.name(), failed);
     if (!direct && !is_root && bytes > 0 && err == MPI_SUCCESS)
-      err = unpack_elements(packed, bytes, buffer, count, datatype, state->comm());
+      err = unpack_elements(packed, bytes, buffer, count, datatype, state.comm());
     return err;
   };
-  const int err = run_plan(*state, *plan, key, bytes, segments, comm, schedule, native);
-  remember_native(planner::Collective::Bcast, *state, *plan, where, comm, datatype, MPI_OP_NULL, count, root, bytes);
-  return err;
+  return run_call({planner::Collective::Bcast, comm, datatype, MPI_OP_NULL, count, root}, describe, schedule, native);
 }
 
 }  // namespace canopy::shim

@@ -472,7 +472,7 @@ config::Decision decision_of(const CachedPlan& plan, const PlanKey& key, int siz
   d.root = key.root;
   d.first_bytes = key.exact_count >= 0 ? key.exact_count * key.element_bytes : planner::class_first_bytes(key.size_class);
   d.last_bytes = key.exact_count >= 0 ? key.exact_count * key.element_bytes : planner::class_last_bytes(key.size_class);
-  d.commutative = key.collective == planner::Collective::Reduce ? (key.commutative ? 1 : 0) : -1;
+  d.commutative = key.collective != planner::Collective::Bcast ? (key.commutative ? 1 : 0) : -1;
   d.decided = plan.trials.decided();
   const Candidate& chosen = plan.candidates[plan.trials.chosen()];
   d.algorithm = chosen.native ? "native" : chosen.name();
@@ -669,7 +669,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
       // best algorithm runs (this also kept such calls off MPICH 4.0.2's crash on
       // in-place reduces at non-zero roots before native calls got a copy there).
       // Said once per process and collective; later cases at debug level.
-      static std::atomic<bool> said[2];
+      static std::atomic<bool> said[planner::kCollectives];
       const bool first = !said[static_cast<int>(key.collective)].exchange(true);
       if (rank == 0)
         rt.log->log(first ? spdlog::level::warn : spdlog::level::debug,

@@ -419,7 +419,30 @@ class RankRun {
 // uses (planner/algorithms/reduce_scatter_gather.cpp), so the wait is the same one.
 // Only when nothing else touches the segment in between, and only for datatypes whose
 // elements are contiguous bytes (checked per call: otherwise the steps run as written).
-static void fuse_staged_segments(const std::vector<Step>& steps, std::vector<Fused>& fused) {
+// And only where the accumulator's copy of the segment is not needed after the stage
+// (accumulator_dead_after): built in the entry, the accumulator never holds it. A
+// reduce's rank other than the root builds in a workspace nobody reads; an allreduce's
+// rank must end with the segment in its receive buffer, so there the fusion needs a
+// later step that overwrites it anyway (the broadcast's fetch of the result). Found by
+// the allreduce differential test: the composed shm schedule's root staged its own
+// slice for the broadcast and never had it in its receive buffer.
+static bool accumulator_dead_after(const Schedule& s, int rank, const std::vector<Step>& steps, std::size_t stage) {
+  const int seg = steps[stage].segment;
+  for (std::size_t i = stage + 1; i < steps.size(); ++i) {
+    const Step& st = steps[i];
+    if (st.segment != seg || st.kind == StepKind::Expose) continue;
+    const bool overwrites = st.kind == StepKind::Fetch || st.kind == StepKind::Read || st.kind == StepKind::Copy ||
+                            (st.kind == StepKind::Recv && st.buffer == Buffer::Accumulator);
+    const bool reads_accumulator = st.buffer == Buffer::Accumulator || st.kind == StepKind::Reduce ||
+                                   st.kind == StepKind::FetchReduce || st.kind == StepKind::Write;
+    if (overwrites) return true;
+    if (reads_accumulator) return false;
+  }
+  return s.collective == planner::Collective::Reduce && rank != s.root;
+}
+
+static void fuse_staged_segments(const Schedule& s, int rank, const std::vector<Step>& steps,
+                                 std::vector<Fused>& fused) {
   for (std::size_t j = 0; j < steps.size(); ++j) {
     const Step& stage = steps[j];
     if (stage.kind != StepKind::Stage || stage.buffer != Buffer::Accumulator) continue;
@@ -439,6 +462,7 @@ static void fuse_staged_segments(const std::vector<Step>& steps, std::vector<Fus
       if (!clean) break;
     }
     if (!clean || i >= j || !starts(steps[i]) || fused[i] != Fused::No) continue;
+    if (!accumulator_dead_after(s, rank, steps, j)) continue;
     fused[i] = Fused::CopyIntoEntry;
     for (std::size_t r : reductions) fused[r] = Fused::ReduceInEntry;
     fused[j] = Fused::PublishEntry;
@@ -457,7 +481,7 @@ std::vector<Fused> fusions_for(const Schedule& s, int rank, bool input_is_accumu
   const std::vector<Step>& steps = s.steps_of(rank);
   std::vector<Fused> fused(steps.size(), Fused::No);
   if (input_is_accumulator) return fused;
-  fuse_staged_segments(steps, fused);
+  fuse_staged_segments(s, rank, steps, fused);
   for (std::size_t r = 0; r < steps.size(); ++r) {
     const Step& reduce = steps[r];
     if (reduce.kind != StepKind::Reduce || (!s.commutative && reduce.incoming_is_left)) continue;

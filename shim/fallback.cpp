@@ -35,7 +35,7 @@ const ReasonInfo kReasons[kFallbackReasons] = {
      false},
 };
 
-int index(planner::Collective c) { return c == planner::Collective::Reduce ? 0 : 1; }
+int index(planner::Collective c) { return static_cast<int>(c); }
 
 }  // namespace
 
@@ -52,7 +52,7 @@ void FallbackCounters::record(planner::Collective collective, FallbackReason rea
   const bool info = fallback_forced(reason) && rt.world_rank == 0;
   rt.log->log(info ? spdlog::level::info : spdlog::level::debug,
               "{}: native MPI runs: {} [{}] (said once; later calls are counted)",
-              collective == planner::Collective::Reduce ? "MPI_Reduce" : "MPI_Bcast", fallback_text(reason),
+              planner::mpi_function_name(collective), fallback_text(reason),
               fallback_name(reason));
 }
 

@@ -1,4 +1,4 @@
-// Why a call went to native MPI. Every path that hands an MPI_Reduce or MPI_Bcast to
+// Why a call went to native MPI. Every path that hands an intercepted collective to
 // the PMPI collective names one reason; the runtime counts them per collective and
 // says each one once per process (see FallbackCounters::record).
 #pragma once
@@ -67,7 +67,7 @@ class FallbackCounters {
     std::atomic<long> calls{0};
     std::atomic<bool> said{false};
   };
-  std::array<std::array<PerReason, kFallbackReasons>, 2> by_collective_;
+  std::array<std::array<PerReason, kFallbackReasons>, planner::kCollectives> by_collective_;
 };
 
 }  // namespace canopy::shim

@@ -1,5 +1,5 @@
-// Fortran entry points of MPI_INIT, MPI_INIT_THREAD, MPI_FINALIZE, MPI_REDUCE and
-// MPI_BCAST, for Open MPI.
+// Fortran entry points of MPI_INIT, MPI_INIT_THREAD, MPI_FINALIZE, MPI_REDUCE,
+// MPI_BCAST and MPI_ALLREDUCE, for Open MPI.
 //
 // Open MPI's Fortran bindings (mpif.h and `use mpi`, in libmpi_mpifh) call the PMPI_
 // C functions directly (open-mpi/ompi#3954), so the C wrappers in wrappers.cpp never see
@@ -9,7 +9,7 @@
 // mpi_reduce__, mpi_reduce, MPI_REDUCE), and hands the calls to the same code as the C
 // wrappers: init and finalize to the C MPI_Init, MPI_Init_thread and MPI_Finalize of
 // wrappers.cpp (as Open MPI's own bindings do: no argc/argv), the collectives to
-// canopy::shim::reduce and bcast.
+// canopy::shim::reduce, bcast and allreduce.
 //
 // Built for Open MPI only (OPEN_MPI, from its mpi.h): MPICH's Fortran bindings call the
 // C MPI_Init, MPI_Reduce, ..., which wrappers.cpp already replaces, and its Fortran
@@ -73,6 +73,13 @@ void fortran_reduce(void* sendbuf, void* recvbuf, const MPI_Fint* count, const M
   if (ierr) *ierr = static_cast<MPI_Fint>(err);
 }
 
+void fortran_allreduce(void* sendbuf, void* recvbuf, const MPI_Fint* count, const MPI_Fint* datatype,
+                       const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* ierr) {
+  const int err = canopy::shim::allreduce(c_buffer(sendbuf, true), c_buffer(recvbuf, false), static_cast<int>(*count),
+                                          PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+  if (ierr) *ierr = static_cast<MPI_Fint>(err);
+}
+
 void fortran_bcast(void* buffer, const MPI_Fint* count, const MPI_Fint* datatype, const MPI_Fint* root,
                    const MPI_Fint* comm, MPI_Fint* ierr) {
   const int err = canopy::shim::bcast(c_buffer(buffer, false), static_cast<int>(*count), PMPI_Type_f2c(*datatype),
@@ -123,5 +130,9 @@ CANOPY_FORTRAN(mpi_reduce, MPI_REDUCE, fortran_reduce,
 CANOPY_FORTRAN(mpi_bcast, MPI_BCAST, fortran_bcast,
                (void* buffer, MPI_Fint* count, MPI_Fint* datatype, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* ierr),
                (buffer, count, datatype, root, comm, ierr))
+CANOPY_FORTRAN(mpi_allreduce, MPI_ALLREDUCE, fortran_allreduce,
+               (void* sendbuf, void* recvbuf, MPI_Fint* count, MPI_Fint* datatype, MPI_Fint* op, MPI_Fint* comm,
+                MPI_Fint* ierr),
+               (sendbuf, recvbuf, count, datatype, op, comm, ierr))
 
 #endif  // OPEN_MPI

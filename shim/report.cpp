@@ -252,7 +252,7 @@ std::string report_text(const json& report) {
   out << "settings: " << (settings.empty() ? "(none: defaults)" : settings) << "\n\n";
 
   const json& t = report.at("totals");
-  out << "calls: " << t["calls"] << " MPI_Reduce/MPI_Bcast; " << t["canopy_calls"] << " ran a Canopy schedule, "
+  out << "calls: " << t["calls"] << " MPI_Reduce/MPI_Bcast/MPI_Allreduce; " << t["canopy_calls"] << " ran a Canopy schedule, "
       << t["native_calls"] << " native MPI\n";
   const json& time = t["time_in_collectives_s"];
   out << "time in these calls: mean " << seconds(time["mean_per_rank"].get<double>()) << " per rank, max "

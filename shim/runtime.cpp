@@ -136,13 +136,14 @@ void discover_nodes(Runtime& rt) {
 // makes both collectives native, as a bad CANOPY_MODEL does: the user said the network
 // is not one homogeneous cluster, so Canopy's plans without it could be far off.
 void discover_topology(Runtime& rt) {
-  if (rt.settings.always_native(planner::Collective::Reduce) && rt.settings.always_native(planner::Collective::Bcast))
+  if (rt.settings.always_native(planner::Collective::Reduce) && rt.settings.always_native(planner::Collective::Bcast) &&
+      rt.settings.always_native(planner::Collective::Allreduce))
     return;
   TopologyProbe probe = probe_topology(rt.settings, rt.model, rt.nodes, rt.node_leader);
   const bool lead = rt.world_rank == 0;
   if (probe.failed) {
     if (lead) rt.log->error("{}", probe.error);
-    rt.settings.reduce_algorithm = rt.settings.bcast_algorithm = "native";
+    rt.settings.reduce_algorithm = rt.settings.bcast_algorithm = rt.settings.allreduce_algorithm = "native";
     rt.settings.rules.clear();
     return;
   }
@@ -203,15 +204,17 @@ void initialize(int thread_level) {
   }
   // Last: a CANOPY_TOPOLOGY file that cannot be used has made both collectives native.
   rt.native_only = {rt.settings.always_native(planner::Collective::Reduce),
-                    rt.settings.always_native(planner::Collective::Bcast)};
+                    rt.settings.always_native(planner::Collective::Bcast),
+                    rt.settings.always_native(planner::Collective::Allreduce)};
   // A forced segment size, or rules that split a size class, apply per exact count; rules
   // of whole classes (those CANOPY_SAVE_RULES writes) keep the plans per class.
   rt.exact_plans = rt.settings.segment_bytes >= 0 || !config::rules_keep_size_classes(rt.settings.rules);
   rt.active = true;
   rt.startup_seconds = PMPI_Wtime() - started;
   if (lead)
-    rt.log->info("active: reduce={} bcast={} segment_bytes={}{} model {}; Canopy's part of MPI_Init {} (probing {})",
-                 rt.settings.reduce_algorithm, rt.settings.bcast_algorithm,
+    rt.log->info("active: reduce={} bcast={} allreduce={} segment_bytes={}{} model {}; Canopy's part of MPI_Init {} "
+                 "(probing {})",
+                 rt.settings.reduce_algorithm, rt.settings.bcast_algorithm, rt.settings.allreduce_algorithm,
                  rt.settings.segment_bytes < 0 ? std::string("auto") : std::to_string(rt.settings.segment_bytes),
                  rt.oversubscribed ? " (oversubscribed: native MPI does not compete)" : "", rt.model.spec(),
                  planner::format_seconds(rt.startup_seconds), planner::format_seconds(rt.probe_seconds));

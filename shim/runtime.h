@@ -61,12 +61,12 @@ struct Runtime {
 
   // CANOPY_REDUCE_ALGO / CANOPY_BCAST_ALGO say native with no rule saying otherwise
   // (Settings::always_native, decided once at MPI_Init: it compares strings).
-  std::array<bool, 2> native_only{};
+  std::array<bool, planner::kCollectives> native_only{};
   // Plans are made per exact count, not per size class: CANOPY_SEGMENT_BYTES forces a
   // segment size and CANOPY_CONFIG rules have byte ranges, which apply exactly
   // (decided once at MPI_Init).
   bool exact_plans = false;
-  bool always_native(planner::Collective c) const { return native_only[c == planner::Collective::Reduce ? 0 : 1]; }
+  bool always_native(planner::Collective c) const { return native_only[static_cast<int>(c)]; }
 
   // Whether Canopy's code may run in several threads at once (MPI_THREAD_MULTIPLE);
   // below that, counters and records need no atomic add or lock (shim/thread_lock.h).

@@ -69,6 +69,11 @@ CANOPY_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int 
   return canopy::shim::bcast(buffer, count, datatype, root, comm);
 }
 
+CANOPY_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm) {
+  return canopy::shim::allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
 CANOPY_EXPORT long canopy_intercepted_calls(void) { return canopy::shim::runtime().intercepted.load(); }
 
 CANOPY_EXPORT long canopy_fallback_calls(void) { return canopy::shim::runtime().fallbacks.load(); }
@@ -76,13 +81,12 @@ CANOPY_EXPORT long canopy_fallback_calls(void) { return canopy::shim::runtime().
 CANOPY_EXPORT long canopy_fallback_count(const char* collective, const char* reason) {
   using canopy::planner::Collective;
   if (!collective || !reason) return -1;
-  const std::string c = collective;
-  if (c != "reduce" && c != "bcast") return -1;
+  Collective c = Collective::Reduce;
+  if (!canopy::planner::parse_collective(collective, c)) return -1;
   for (int r = 0; r < canopy::shim::kFallbackReasons; ++r) {
     const auto why = static_cast<canopy::shim::FallbackReason>(r);
     if (std::string(canopy::shim::fallback_name(why)) == reason)
-      return canopy::shim::runtime().fallback_reasons.count(c == "reduce" ? Collective::Reduce : Collective::Bcast,
-                                                            why);
+      return canopy::shim::runtime().fallback_reasons.count(c, why);
   }
   return -1;
 }

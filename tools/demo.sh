@@ -24,10 +24,10 @@ for np in 2 4; do
   LD_PRELOAD="$lib" CANOPY_LOG_LEVEL=info "$mpiexec" -n "$np" "$demo" "$@" > "$out/canopy.txt" 2> "$out/canopy.err"
   grep -v '^canopy\[0\] info: active' "$out/canopy.err" | sed 's/^/   /' || true
   echo "-- results: native $(grep '^CHECK' "$out/native.txt" | cut -d' ' -f2), canopy $(grep '^CHECK' "$out/canopy.txt" | cut -d' ' -f2)"
-  printf '   %-11s %9s %14s %14s %9s\n' collective bytes "native (us)" "canopy (us)" speedup
+  printf '   %-13s %9s %14s %14s %9s\n' collective bytes "native (us)" "canopy (us)" speedup
   join -j1 <(awk '/^RESULT/{print $2"/"$3, $4}' "$out/native.txt" | sort) \
            <(awk '/^RESULT/{print $2"/"$3, $4}' "$out/canopy.txt" | sort) |
     sort -t/ -k1,1 -k2n |
-    awk '{split($1, k, "/"); printf "   %-11s %9s %14.1f %14.1f %8.2fx\n", k[1], k[2], $2, $3, $2 / $3}'
+    awk '{split($1, k, "/"); printf "   %-13s %9s %14.1f %14.1f %8.2fx\n", k[1], k[2], $2, $3, $2 / $3}'
   echo
 done

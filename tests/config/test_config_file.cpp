@@ -162,7 +162,7 @@ TEST_CASE("config file: bad entries give one clear line each and are dropped alo
     const char* fragment;
   };
   const Case cases[] = {
-      {R"({"collective": "allreduce", "algorithm": "chain"})", "collective=\"allreduce\" is not valid (allowed: reduce, bcast)"},
+      {R"({"collective": "gather", "algorithm": "chain"})", "collective=\"gather\" is not valid (allowed: reduce, bcast, allreduce)"},
       {R"({"algorithm": "chain"})", "has no collective"},
       {R"({"collective": "reduce", "algorithm": "fastest"})", "algorithm=\"fastest\" is not valid (allowed: native, auto, binomial"},
       {R"({"collective": "reduce", "max_bytes": -1, "algorithm": "chain"})", "max_bytes=-1 is not valid (allowed: an integer from 0"},
@@ -171,7 +171,7 @@ TEST_CASE("config file: bad entries give one clear line each and are dropped alo
       {R"({"collective": "reduce", "max_size": 5, "algorithm": "chain"})", "unknown key \"max_size\" (allowed: collective, min_bytes"},
       {R"({"collective": "reduce"})", "sets neither algorithm nor segment_bytes"},
       {R"({"collective": "reduce", "commutative": "yes", "algorithm": "chain"})", "commutative=\"yes\" is not valid (allowed: true, false)"},
-      {R"({"collective": "bcast", "commutative": true, "algorithm": "chain"})", "commutative applies to reduce rules only"},
+      {R"({"collective": "bcast", "commutative": true, "algorithm": "chain"})", "commutative applies to reduce and allreduce rules only"},
       {R"({"collective": "reduce", "min_bytes": 10, "max_bytes": 5, "algorithm": "chain"})", "min_bytes is larger than max_bytes"},
       {R"(7)", "is not an object"},
   };

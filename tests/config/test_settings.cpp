@@ -25,12 +25,10 @@ TEST_CASE("settings: defaults when nothing is set", "[config]") {
 
 TEST_CASE("settings: every registered algorithm name is accepted", "[config]") {
   for (const auto& a : canopy::planner::algorithms()) {
-    const std::string var = a.collective == canopy::planner::Collective::Reduce ? "CANOPY_REDUCE_ALGO"
-                                                                                : "CANOPY_BCAST_ALGO";
+    const std::string var = canopy::config::Settings::algorithm_variable(a.collective);
     const auto r = parse_settings({{var, std::string(a.name)}});
     CHECK(r.errors.empty());
-    const auto& chosen = var == "CANOPY_REDUCE_ALGO" ? r.settings.reduce_algorithm : r.settings.bcast_algorithm;
-    CHECK(chosen == a.name);
+    CHECK(r.settings.algorithm_of(a.collective) == a.name);
   }
 }
 

@@ -106,7 +106,7 @@ void check_json(int n, const std::string& report_path, char** logs, int nlogs) {
 void check_text(int n, const std::string& path) {
   const Expected want = expected_for(n);
   const std::string text = read(path);
-  const std::string line = "calls: " + std::to_string(want.calls) + " MPI_Reduce/MPI_Bcast; " +
+  const std::string line = "calls: " + std::to_string(want.calls) + " MPI_Reduce/MPI_Bcast/MPI_Allreduce; " +
                            std::to_string(want.calls - want.native) + " ran a Canopy schedule, " +
                            std::to_string(want.native) + " native MPI";
   expect(text.find(line) != std::string::npos, "the text report lacks '" + line + "':\n" + text);

@@ -54,6 +54,20 @@ foreach(prog reduce_matrix bcast_matrix reduce_special)
   endforeach()
 endforeach()
 
+# Every allreduce algorithm gives bitwise-identical results on all ranks, with sums
+# whose rounding depends on the order, NaNs under MAX and MIN, and a non-commutative
+# floating-point user op (allreduce_bitwise.c). Forced algorithms only: native MPICH
+# 4.0.2 itself gives different bits on different ranks for MPI_MAX with NaNs (its
+# recursive doubling computes max(peer, mine) on both sides).
+foreach(np 3 4)
+  add_test(NAME "mpi preload each algorithm: allreduce_bitwise np${np}"
+           COMMAND ${shim_tests}/each_algorithm.sh $<TARGET_FILE:canopy-info> ${MPIEXEC_EXECUTABLE} ${np}
+                   ${CANOPY_MPIEXEC_PRELOAD} $<TARGET_FILE:allreduce_bitwise>)
+  set_tests_properties("mpi preload each algorithm: allreduce_bitwise np${np}" PROPERTIES
+                       ENVIRONMENT "CANOPYTEST_EXPECT_INTERCEPT=1;CANOPYTEST_ALGORITHMS=^allreduce ;CANOPY_SEGMENT_BYTES=4096"
+                       LABELS "mpi;preload" TIMEOUT 900)
+endforeach()
+
 # A bad setting: exactly one line naming the variable, the value and what is
 # allowed (from rank 0 only), and native MPI gives right results.
 set(expect ${shim_tests}/expect_output.sh)

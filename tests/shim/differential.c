@@ -1,18 +1,21 @@
-/* differential: randomized MPI_Reduce / MPI_Bcast cases, each compared with the native
- * PMPI_Reduce / PMPI_Bcast (which bypass any interposer) run on separate buffers.
+/* differential: randomized MPI_Reduce / MPI_Bcast / MPI_Allreduce cases, each compared
+ * with the native PMPI_Reduce / PMPI_Bcast / PMPI_Allreduce (which bypass any
+ * interposer) run on separate buffers.
  *
  * Case k of base seed S draws everything from ct_hash(S, k, ...), identically on every
  * rank:
  *   - a communicator: MPI_COMM_WORLD, MPI_COMM_SELF, or an MPI_Comm_split of the world
  *     with random colors (some ranks MPI_UNDEFINED) and random keys, so ranks reorder;
  *   - a root, a count (0, 1, small primes, and counts of many segments when the
- *     registration sets CANOPY_SEGMENT_BYTES small), reduce or bcast;
+ *     registration sets CANOPY_SEGMENT_BYTES small), reduce, allreduce or bcast;
  *   - reduce: a predefined op on a predefined type it is valid for (integers, floating
  *     point, C_BOOL, BYTE, the MAXLOC/MINLOC pair types), or a user op, commutative
  *     (wrapping sum, unsigned max) or not (2x2 matrix product mod 65521, "first
  *     operand", max declared non-commutative), on MPI_INT or on derived types of four
  *     ints with holes (contiguous, vector with stride, struct, struct with a leading
  *     hole, resized); MPI_IN_PLACE at the root half of the time;
+ *   - allreduce: as reduce, with MPI_IN_PLACE on every rank half of the time (MPI
+ *     requires all or none); every rank's receive buffer is compared;
  *   - bcast: any of those types; a rank may describe a four-int type as 4 x MPI_INT
  *     (same type signature, different datatype on different ranks).
  * Inputs are small integers (or bits, or values whose combination is exact in any
@@ -31,7 +34,8 @@
  *
  * Options: --seed=S (or CANOPYTEST_SEED), --cases=N (default 40), --case=K (only case
  * K: a failure prints "--seed=S --case=K" to rerun it at the same rank count and
- * CANOPY_* settings), --max-count=N (drop larger counts).
+ * CANOPY_* settings), --max-count=N (drop larger counts), --only=reduce|bcast|allreduce
+ * (every case of that collective; a registration forcing one collective's algorithm).
  * Last line on success: "differential: N cases passed".
  */
 #include "canopy_check.h"
@@ -368,6 +372,8 @@ static void buf_free(buf_t *b) {
 static const long counts[] = {0, 1, 2, 3, 7, 13, 31, 101, 257, 1009, 4099, 10007, 32771};
 #define NCOUNTS ((int)(sizeof counts / sizeof counts[0]))
 static long max_count = 1L << 30;
+typedef enum { C_ANY, C_REDUCE, C_BCAST, C_ALLREDUCE } coll_t;
+static coll_t only_collective = C_ANY;
 
 /* Case k's random choice number `field` (same on every rank). */
 static uint64_t pick(long k, uint64_t field) { return ct_hash(seed, 0xD1FF, (uint64_t)k, field); }
@@ -399,7 +405,12 @@ static void run_case(long k, long *cases_run) {
   MPI_Comm_rank(comm, &r);
   const int root = (int)(ct_hash(seed, pick(k, F_ROOT), (uint64_t)n, 3) % (uint64_t)n);
   const bool is_root = r == root;
-  const bool reduce = pick(k, F_COLL) % 5 < 3;
+  /* 3 in 8 reduce, 3 in 8 allreduce, 2 in 8 bcast (or --only's). */
+  const uint64_t draw = pick(k, F_COLL) % 8;
+  coll_t coll = draw < 3 ? C_REDUCE : draw < 6 ? C_ALLREDUCE : C_BCAST;
+  if (only_collective != C_ANY) coll = only_collective;
+  const bool all = coll == C_ALLREDUCE;
+  const bool reduce = coll != C_BCAST; /* an operation: reduce or allreduce */
   long count;
   do {
     count = counts[pick(k, F_COUNT) % NCOUNTS];
@@ -440,10 +451,11 @@ static void run_case(long k, long *cases_run) {
   }
   const geom_t g = geometry(dt);
   const size_t bytes = (size_t)my_count * (size_t)g.size;
-  bool inplace = reduce && is_root && pick(k, F_INPLACE) % 2;
+  bool inplace = reduce && (is_root || all) && pick(k, F_INPLACE) % 2;
   /* Natively (no interposer), MPI_IN_PLACE at a non-zero root crashes MPICH 4.0.2 from 2 KB. */
-  if (inplace && root != 0 && ct_native_inplace_unsafe(bytes)) inplace = false;
-  ct_context("case %ld: %s %s, count %ld, %s%s%s, root %d of %d (rank %d)%s", k, reduce ? "MPI_Reduce" : "MPI_Bcast",
+  if (inplace && !all && root != 0 && ct_native_inplace_unsafe(bytes)) inplace = false;
+  ct_context("case %ld: %s %s, count %ld, %s%s%s, root %d of %d (rank %d)%s", k,
+             all ? "MPI_Allreduce" : reduce ? "MPI_Reduce" : "MPI_Bcast",
              comm_name, my_count, type_name, reduce ? ", " : "", reduce ? op_name : "", root, n, r,
              inplace ? ", MPI_IN_PLACE" : "");
   const buf_t mask = type_mask(dt, &g, my_count);
@@ -472,13 +484,21 @@ static void run_case(long k, long *cases_run) {
     buf_t send0 = buf_copy(&send), recv0 = buf_copy(&recv);
     buf_t ref_send = buf_copy(inplace ? &recv : &send), ref_recv = buf_copy(&recv);
 
-    const int err = MPI_Reduce(inplace ? MPI_IN_PLACE : send.p, recv.p, (int)count, dt, op, root, comm);
-    ct_check(err == MPI_SUCCESS, "MPI_Reduce returned %d", err);
-    const int ref_err = PMPI_Reduce(ref_send.p, ref_recv.p, (int)count, dt, op, root, comm);
-    ct_check(ref_err == MPI_SUCCESS, "PMPI_Reduce (reference) returned %d", ref_err);
+    if (all) {
+      const int err = MPI_Allreduce(inplace ? MPI_IN_PLACE : send.p, recv.p, (int)count, dt, op, comm);
+      ct_check(err == MPI_SUCCESS, "MPI_Allreduce returned %d", err);
+      const int ref_err = PMPI_Allreduce(ref_send.p, ref_recv.p, (int)count, dt, op, comm);
+      ct_check(ref_err == MPI_SUCCESS, "PMPI_Allreduce (reference) returned %d", ref_err);
+    } else {
+      const int err = MPI_Reduce(inplace ? MPI_IN_PLACE : send.p, recv.p, (int)count, dt, op, root, comm);
+      ct_check(err == MPI_SUCCESS, "MPI_Reduce returned %d", err);
+      const int ref_err = PMPI_Reduce(ref_send.p, ref_recv.p, (int)count, dt, op, root, comm);
+      ct_check(ref_err == MPI_SUCCESS, "PMPI_Reduce (reference) returned %d", ref_err);
+    }
 
     compare("send buffer", &send, &send0, NULL, &mask);
-    if (is_root) compare("root's receive buffer", &recv, &recv0, &ref_recv, &mask);
+    if (all) compare("receive buffer", &recv, &recv0, &ref_recv, &mask);
+    else if (is_root) compare("root's receive buffer", &recv, &recv0, &ref_recv, &mask);
     else compare("non-root's receive buffer", &recv, &recv0, NULL, &mask);
     buf_free(&send);
     buf_free(&recv);
@@ -515,6 +535,9 @@ int main(int argc, char **argv) {
     if (strncmp(argv[i], "--cases=", 8) == 0) ncases = strtol(argv[i] + 8, NULL, 10);
     else if (strncmp(argv[i], "--case=", 7) == 0) only = strtol(argv[i] + 7, NULL, 10);
     else if (strncmp(argv[i], "--max-count=", 12) == 0) max_count = strtol(argv[i] + 12, NULL, 10);
+    else if (strcmp(argv[i], "--only=reduce") == 0) only_collective = C_REDUCE;
+    else if (strcmp(argv[i], "--only=bcast") == 0) only_collective = C_BCAST;
+    else if (strcmp(argv[i], "--only=allreduce") == 0) only_collective = C_ALLREDUCE;
   }
   if (max_count < counts[5]) max_count = counts[5];
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # each_algorithm.sh CANOPY_INFO MPIEXEC NP PROGRAM [ARGS...]
-# Runs PROGRAM once per registered algorithm, with CANOPY_REDUCE_ALGO and
-# CANOPY_BCAST_ALGO forcing it (the other collective stays on auto when the name
+# Runs PROGRAM once per registered algorithm, with CANOPY_REDUCE_ALGO,
+# CANOPY_BCAST_ALGO or CANOPY_ALLREDUCE_ALGO forcing it (the other collective stays on auto when the name
 # exists for one only), so every algorithm the planner offers is checked for results
 # in the shim. The list comes from canopy-info, so a new algorithm is covered at once.
 # CANOPYTEST_ALGORITHMS=ERE keeps only the algorithms whose "collective name" matches
@@ -16,6 +16,7 @@ runs=0
 while read -r collective name; do
   var=CANOPY_REDUCE_ALGO
   [ "$collective" = bcast ] && var=CANOPY_BCAST_ALGO
+  [ "$collective" = allreduce ] && var=CANOPY_ALLREDUCE_ALGO
   echo "== $var=$name"
   # </dev/null: mpiexec forwards stdin, and would eat the rest of the list.
   if ! env "$var=$name" "$mpiexec" -n "$np" "$@" </dev/null; then

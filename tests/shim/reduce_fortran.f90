@@ -1,5 +1,6 @@
 ! reduce_fortran: MPI_REDUCE (MPI_SUM) on INTEGER and DOUBLE PRECISION arrays at every
-! root, in place at the root and not, and MPI_BCAST of both, through the Fortran
+! root, in place at the root and not, MPI_BCAST of both, and MPI_ALLREDUCE (MPI_SUM of
+! DOUBLE PRECISION, MPI_MAX of INTEGER, in place and not, checked on every rank), through the Fortran
 ! bindings (MPICH's call the C MPI_Reduce/MPI_Bcast, which Canopy replaces; Open MPI's
 ! call PMPI_Reduce/PMPI_Bcast, so Canopy defines the Fortran symbols themselves).
 ! Inputs are small integers, so every sum is exact in any order; each root computes the
@@ -111,6 +112,39 @@ program reduce_fortran
         if (drecv(i) /= dble(value_of(root, i, 98)) / 8.0d0) ok = .false.
       end do
       call check(ok, 'MPI_BCAST INTEGER + DOUBLE PRECISION', n, root, 0)
+    end do
+  end do
+
+  ! MPI_ALLREDUCE: every rank checks the result.
+  do ic = 1, ncounts
+    n = counts(ic)
+    do inplace = 0, 1
+      do i = 1, n
+        dsend(i) = dble(value_of(rank, i, 55)) * 0.25d0
+        isend(i) = value_of(rank, i, 56)
+      end do
+      if (inplace == 1) then
+        drecv(1:n) = dsend(1:n)
+        irecv(1:n) = isend(1:n)
+        call MPI_ALLREDUCE(MPI_IN_PLACE, drecv, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+        call MPI_ALLREDUCE(MPI_IN_PLACE, irecv, n, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
+      else
+        drecv(1:n) = -1.5d0
+        irecv(1:n) = -7777
+        call MPI_ALLREDUCE(dsend, drecv, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+        call MPI_ALLREDUCE(isend, irecv, n, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
+      end if
+      ok = .true.
+      do i = 1, n
+        dwant(i) = 0.0d0
+        iwant(i) = -huge(0)
+        do k = 0, nprocs - 1
+          dwant(i) = dwant(i) + dble(value_of(k, i, 55)) * 0.25d0
+          iwant(i) = max(iwant(i), value_of(k, i, 56))
+        end do
+        if (drecv(i) /= dwant(i) .or. irecv(i) /= iwant(i)) ok = .false.
+      end do
+      call check(ok, 'MPI_ALLREDUCE DOUBLE PRECISION SUM + INTEGER MAX', n, 0, inplace)
     end do
   end do
 

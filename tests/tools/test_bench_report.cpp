@@ -140,12 +140,12 @@ TEST_CASE("bench report: CHECK FAILED is an error naming the file and line") {
 TEST_CASE("bench report: a malformed line is an error naming the file, the line and the problem") {
   const std::string good = "RESULT MPI_Reduce 8 0.4 100 0.3\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"RESULT MPI_Reduce 8 0.4 100\n", "line 2: malformed RESULT line (want RESULT <MPI_Reduce|MPI_Bcast>"},
+      {"RESULT MPI_Reduce 8 0.4 100\n", "line 2: malformed RESULT line (want RESULT <MPI_Reduce|MPI_Bcast|MPI_Allreduce>"},
       {"RESULT MPI_Reduce 8 x 100 0.3\n", "line 2: malformed RESULT line (median_us 'x' is not a non-negative"},
       {"RESULT MPI_Reduce -8 0.4 100 0.3\n", "line 2: malformed RESULT line (bytes '-8'"},
       {"RESULT MPI_Reduce 8 0.4 1.5 0.3\n", "(calls '1.5'"},
       {"RESULT MPI_Reduce 8 0.4 100 nan\n", "(min_us 'nan'"},
-      {"RESULT MPI_Allreduce 8 0.4 100 0.3\n", "collective 'MPI_Allreduce' is neither MPI_Reduce nor MPI_Bcast"},
+      {"RESULT MPI_Gather 8 0.4 100 0.3\n", "collective 'MPI_Gather' is none of MPI_Reduce, MPI_Bcast, MPI_Allreduce"},
       {"RESULT MPI_Reduce 8 0.5 100 0.3\n", "a second result for MPI_Reduce 8 bytes; the first is on line 1"},
       {"REFERENCE 8\n", "line 2: malformed REFERENCE line"},
       {"CHECK maybe\n", "line 2: malformed CHECK line"},

@@ -29,6 +29,7 @@ namespace {
 
 const char* const kReduce = "MPI_Reduce";
 const char* const kBcast = "MPI_Bcast";
+const char* const kAllreduce = "MPI_Allreduce";
 
 std::vector<std::string> split_words(const std::string& line) {
   std::istringstream in(line);
@@ -109,12 +110,13 @@ BenchOutput parse_bench_output(const std::string& text, const std::string& sourc
       return InputError(where + "malformed " + w[0] + " line (" + problem + "): " + quote_line(line));
     };
     if (w[0] == "RESULT") {
-      if (w.size() != 6) throw malformed("want RESULT <MPI_Reduce|MPI_Bcast> <bytes> <median_us> <calls> <min_us>");
+      if (w.size() != 6)
+        throw malformed("want RESULT <MPI_Reduce|MPI_Bcast|MPI_Allreduce> <bytes> <median_us> <calls> <min_us>");
       Result r;
       r.line = number;
       r.collective = w[1];
-      if (r.collective != kReduce && r.collective != kBcast)
-        throw malformed("collective '" + w[1] + "' is neither MPI_Reduce nor MPI_Bcast");
+      if (r.collective != kReduce && r.collective != kBcast && r.collective != kAllreduce)
+        throw malformed("collective '" + w[1] + "' is none of MPI_Reduce, MPI_Bcast, MPI_Allreduce");
       const auto bytes = parse_count(w[2]);
       if (!bytes) throw malformed("bytes '" + w[2] + "' is not a non-negative integer");
       const auto median_us = parse_time(w[3]);
@@ -172,6 +174,7 @@ std::vector<ReportKind> parse_canopy_report(const std::string& text, const std::
       ReportKind k;
       if (collective == "reduce") k.collective = kReduce;
       else if (collective == "bcast") k.collective = kBcast;
+      else if (collective == "allreduce") k.collective = kAllreduce;
       else continue;  // a collective the benchmark does not time
       k.bytes = row.at("bytes").get<std::int64_t>();
       k.root = row.value("root", 0);
@@ -729,9 +732,14 @@ void draw_panel(svg::Document& doc, const Table& table, const std::string& colle
 }  // namespace
 
 std::string plot_svg(const Table& table, const std::string& title) {
-  const double width = 1340, height = 500, top = 80, bottom = 440, panel_width = 400;
+  // A third panel where the runs timed MPI_Allreduce.
+  const bool allreduce = std::any_of(table.rows.begin(), table.rows.end(),
+                                     [](const Row& r) { return r.collective == kAllreduce; });
+  const double height = 500, top = 80, bottom = 440, panel_width = 400;
+  const double width = allreduce ? 1860 : 1340;
   const PanelBox reduce{90, 90 + panel_width, top, bottom};
   const PanelBox bcast{reduce.right + 120, reduce.right + 120 + panel_width, top, bottom};
+  const PanelBox all{bcast.right + 120, bcast.right + 120 + panel_width, top, bottom};
   svg::Document doc(width, height, title);
   doc.text(reduce.left, 22, title, {{"font-weight", "bold"}, {"font-size", "15"}});
   int repeats = 0;
@@ -746,9 +754,10 @@ std::string plot_svg(const Table& table, const std::string& title) {
   for (const CurveStyle& s : styles)
     if (s.variant != "reference") bcast_styles.push_back(s);
   draw_panel(doc, table, kBcast, bcast, bcast_styles);
+  if (allreduce) draw_panel(doc, table, kAllreduce, all, bcast_styles);
   std::vector<svg::LegendItem> legend;
   for (const CurveStyle& s : styles) legend.push_back({s.label, s.colour, true, s.dash});
-  doc.legend(bcast.right + 30, top + 10, legend);
+  doc.legend((allreduce ? all : bcast).right + 30, top + 10, legend);
   return doc.str();
 }
 

@@ -1,4 +1,4 @@
-/* canopy-bench: OSU-style timing of MPI_Reduce and MPI_Bcast over message sizes. An
+/* canopy-bench: OSU-style timing of MPI_Reduce, MPI_Bcast and MPI_Allreduce over message sizes. An
  * ordinary MPI program that knows nothing of Canopy: tools/bench/canopy-bench-run runs
  * the same binary natively and with libcanopy.so preloaded, interleaved, and compares.
  *
@@ -11,8 +11,8 @@
  * least 5 batches). After the timed calls one more call is checked against values
  * each rank computes itself.
  *
- * Only barriers and MPI_Allreduce steer the benchmark (identical decisions on every
- * rank), so the collectives under test are never used for the harness itself. The
+ * Only barriers and nonblocking MPI_Iallreduce steer the benchmark (identical decisions
+ * on every rank), so the collectives under test are never used for the harness itself. The
  * harness waits politely (nonblocking calls, tested, then sched_yield): with more
  * ranks than cores, a rank that finished its batch and spun in a busy-polling
  * MPI_Allreduce would take a core from the ranks still working, and time the
@@ -31,14 +31,15 @@ static void usage(FILE* out) {
   fprintf(out,
           "usage: mpiexec -n N canopy-bench [options]\n"
           "\n"
-          "Times MPI_Reduce (MPI_SUM of doubles) and MPI_Bcast for each message size and\n"
-          "checks a result of each. Rank 0 prints one line per measurement:\n"
-          "  RESULT <MPI_Reduce|MPI_Bcast> <bytes> <median us per call> <timed calls> <fastest batch us per call>\n"
+          "Times MPI_Reduce and MPI_Allreduce (MPI_SUM of doubles) and MPI_Bcast for each\n"
+          "message size and checks a result of each. Rank 0 prints one line per measurement:\n"
+          "  RESULT <MPI_Reduce|MPI_Bcast|MPI_Allreduce> <bytes> <median us per call> <timed calls> <fastest batch us per call>\n"
           "  REFERENCE <bytes> <us>   one memcpy plus one MPI_Reduce_local of that size on rank 0\n"
           "                           (the floor of a 2-rank reduce; with --reference)\n"
           "and finally CHECK OK (or CHECK FAILED and exit status 1).\n"
           "\n"
-          "  --collectives L  reduce, bcast or reduce,bcast (default reduce,bcast)\n"
+          "  --collectives L  a comma-separated list of reduce, bcast and allreduce (default\n"
+          "                   reduce,bcast)\n"
           "  --sizes B,...    message sizes in bytes, multiples of 8 (default 8 and the powers\n"
           "                   of 4 from 16 B to 16 MiB)\n"
           "  --warmup N       untimed calls per collective, size and root first, for at most\n"
@@ -83,7 +84,7 @@ static void usage(FILE* out) {
 enum { kMaxSizes = 64, kMaxBatches = 4096, kMinBatches = 5 };
 
 typedef struct {
-  int reduce, bcast;
+  int reduce, bcast, allreduce;
   long sizes[kMaxSizes];
   int nsizes;
   int warmup, min_calls;
@@ -106,11 +107,16 @@ static int root_of(const Options* o, const Bench* b) {
   return o->rotate_root ? (int)(b->calls % b->size) : o->root;
 }
 
-static void call(const Options* o, Bench* b, int is_reduce, int count) {
+/* The collective a measurement times. */
+enum { K_REDUCE, K_BCAST, K_ALLREDUCE, K_KINDS };
+static const char* const kind_names[K_KINDS] = {"MPI_Reduce", "MPI_Bcast", "MPI_Allreduce"};
+
+static void call(const Options* o, Bench* b, int kind, int count) {
   const int root = root_of(o, b);
   MPI_Comm comm = MPI_COMM_WORLD;
   if (o->fresh_comm) MPI_Comm_split(MPI_COMM_WORLD, 0, b->rank, &comm);
-  if (is_reduce) MPI_Reduce(b->send, b->recv, count, MPI_DOUBLE, MPI_SUM, root, comm);
+  if (kind == K_REDUCE) MPI_Reduce(b->send, b->recv, count, MPI_DOUBLE, MPI_SUM, root, comm);
+  else if (kind == K_ALLREDUCE) MPI_Allreduce(b->send, b->recv, count, MPI_DOUBLE, MPI_SUM, comm);
   else MPI_Bcast(b->send, count, MPI_DOUBLE, root, comm);
   if (o->fresh_comm) MPI_Comm_free(&comm);
   ++b->calls;
@@ -122,26 +128,26 @@ static double contribution(int r, long i) { return (double)(r + 1 + i % 7); }
 
 /* One more call with the receiving side overwritten first; returns the number of
  * wrong elements this rank sees. */
-static long checked_call(const Options* o, Bench* b, int is_reduce, int count) {
+static long checked_call(const Options* o, Bench* b, int kind, int count) {
   const int root = root_of(o, b);
   long wrong = 0;
-  if (is_reduce) {
+  if (kind != K_BCAST) {
     for (long i = 0; i < count; ++i) b->send[i] = contribution(b->rank, i), b->recv[i] = -1;
-    call(o, b, 1, count);
-    if (b->rank == root) {
+    call(o, b, kind, count);
+    if (b->rank == root || kind == K_ALLREDUCE) {
       const double ranks = b->size, rank_sum = ranks * (ranks + 1) / 2;
       for (long i = 0; i < count; ++i) wrong += b->recv[i] != rank_sum + ranks * (double)(i % 7);
     }
   } else {
     for (long i = 0; i < count; ++i) b->send[i] = b->rank == root ? contribution(root, i) : -1;
-    call(o, b, 0, count);
+    call(o, b, K_BCAST, count);
     for (long i = 0; i < count; ++i) wrong += b->send[i] != contribution(root, i);
   }
   return wrong;
 }
 
 /* Times one collective at one size; fills *median_us, *fastest_us and *calls. */
-static void measure(const Options* o, Bench* b, int is_reduce, int count, double* median_us, double* fastest_us,
+static void measure(const Options* o, Bench* b, int kind, int count, double* median_us, double* fastest_us,
                     long* calls) {
   static double per_call[kMaxBatches];
   b->calls = 0;
@@ -172,7 +178,7 @@ static void measure(const Options* o, Bench* b, int is_reduce, int count, double
       }
       if (group < 1) group = 1;
       const double t0 = MPI_Wtime();
-      for (int i = 0; i < group; ++i) call(o, b, is_reduce, count);
+      for (int i = 0; i < group; ++i) call(o, b, kind, count);
       spent += polite_max(MPI_Wtime() - t0);
       n += group;
       if (o->batch_ms > 0 && group < kMaxWarmupGroup) group *= 2;
@@ -192,7 +198,7 @@ static void measure(const Options* o, Bench* b, int is_reduce, int count, double
          (batches < kMinBatches || (timed < o->min_calls && elapsed < o->seconds))) {
     polite_barrier();
     const double t0 = MPI_Wtime();
-    for (long i = 0; i < batch; ++i) call(o, b, is_reduce, count);
+    for (long i = 0; i < batch; ++i) call(o, b, kind, count);
     const double slowest = polite_max(MPI_Wtime() - t0);
     per_call[batches++] = slowest / (double)batch;
     timed += batch;
@@ -216,22 +222,22 @@ static int varying_count(long i, int max_count) {
 
 /* --varying: `calls` calls of varying counts, timed from the first one (no warm-up);
  * returns the slowest rank's mean time per call in microseconds. */
-static double measure_varying(const Options* o, Bench* b, int is_reduce, int max_count, long calls) {
+static double measure_varying(const Options* o, Bench* b, int kind, int max_count, long calls) {
   b->calls = 0;
   polite_barrier();
   const double t0 = MPI_Wtime();
-  for (long i = 0; i < calls; ++i) call(o, b, is_reduce, varying_count(i, max_count));
+  for (long i = 0; i < calls; ++i) call(o, b, kind, varying_count(i, max_count));
   const double slowest = polite_max(MPI_Wtime() - t0);
   return slowest / (double)calls * 1e6;
 }
 
 /* --from-first: `calls` back-to-back calls of one size, timed from the first one (no
  * warm-up); the slowest rank's mean time per call in microseconds. */
-static double measure_from_first(const Options* o, Bench* b, int is_reduce, int count, long calls) {
+static double measure_from_first(const Options* o, Bench* b, int kind, int count, long calls) {
   b->calls = 0;
   polite_barrier();
   const double t0 = MPI_Wtime();
-  for (long i = 0; i < calls; ++i) call(o, b, is_reduce, count);
+  for (long i = 0; i < calls; ++i) call(o, b, kind, count);
   return polite_max(MPI_Wtime() - t0) / (double)calls * 1e6;
 }
 
@@ -243,7 +249,7 @@ static double measure_from_first(const Options* o, Bench* b, int is_reduce, int 
  * Latency"), and the smallest rank's mean ("Min Latency") in *fastest_us. Short jobs
  * are what this measures: the first calls of a size, not a steady state. */
 enum { kOsuLargeMessage = 8192, kOsuSmallSkip = 200, kOsuLargeSkip = 10, kOsuSmallIterations = 1000, kOsuLargeIterations = 100 };
-static double measure_osu(const Options* o, Bench* b, int is_reduce, int count, long* calls, double* fastest_us) {
+static double measure_osu(const Options* o, Bench* b, int kind, int count, long* calls, double* fastest_us) {
   const int large = (long)count * 8 > kOsuLargeMessage;
   const long skip = o->warmup_given ? o->warmup : large ? kOsuLargeSkip : kOsuSmallSkip;
   const long iterations = large ? kOsuLargeIterations : kOsuSmallIterations;
@@ -252,7 +258,7 @@ static double measure_osu(const Options* o, Bench* b, int is_reduce, int count, 
   double sum = 0;
   for (long i = 0; i < skip + iterations; ++i) {
     const double t0 = MPI_Wtime();
-    call(o, b, is_reduce, count);
+    call(o, b, kind, count);
     const double t = MPI_Wtime() - t0;
     if (i >= skip) sum += t;
     polite_barrier();
@@ -284,6 +290,23 @@ static double reference_us(int count) {
 }
 
 /* Parses argv into *o; returns 0, or the exit status after printing why. */
+/* --collectives: a comma-separated list of reduce, bcast and allreduce, none twice. */
+static int parse_collectives(const char* text, Options* o) {
+  o->reduce = o->bcast = o->allreduce = 0;
+  char list[128];
+  if (!*text || strlen(text) >= sizeof list) return 0;
+  strcpy(list, text);
+  for (char *save = NULL, *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+    int* flag = strcmp(name, "reduce") == 0 ? &o->reduce
+                : strcmp(name, "bcast") == 0 ? &o->bcast
+                : strcmp(name, "allreduce") == 0 ? &o->allreduce
+                : NULL;
+    if (!flag || *flag) return 0;
+    *flag = 1;
+  }
+  return o->reduce || o->bcast || o->allreduce;
+}
+
 static int parse_options(int argc, char** argv, Options* o, int rank) {
   static struct option options[] = {{"collectives", required_argument, 0, 'c'},
                                     {"sizes", required_argument, 0, 's'},
@@ -300,7 +323,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
                                     {"osu", no_argument, 0, 'O'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
-  *o = (Options){.reduce = 1, .bcast = 1, .warmup = 20, .min_calls = 300, .seconds = 1, .batch_ms = 5};
+  *o = (Options){.reduce = 1, .bcast = 1, .allreduce = 0, .warmup = 20, .min_calls = 300, .seconds = 1, .batch_ms = 5};
   o->sizes[o->nsizes++] = 8;
   for (long s = 16; s <= 16L << 20; s *= 4) o->sizes[o->nsizes++] = s;
   opterr = 0;
@@ -317,10 +340,10 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         o->osu = 1;
         break;
       case 'c':
-        o->reduce = strstr(optarg, "reduce") != NULL;
-        o->bcast = strstr(optarg, "bcast") != NULL;
-        if ((!o->reduce && !o->bcast) || strspn(optarg, "reducbast,") != strlen(optarg)) {
-          if (rank == 0) fprintf(stderr, "canopy-bench: --collectives '%s': allowed: reduce, bcast, reduce,bcast\n", optarg);
+        if (!parse_collectives(optarg, o)) {
+          if (rank == 0)
+            fprintf(stderr, "canopy-bench: --collectives '%s': allowed: a comma-separated list of reduce, bcast, allreduce\n",
+                    optarg);
           return 2;
         }
         break;
@@ -423,14 +446,13 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   long wrong = 0;
-  for (int k = 0; k < 2; ++k) {
-    const int is_reduce = k == 0;
-    if (is_reduce ? !o.reduce : !o.bcast) continue;
+  for (int kind = 0; kind < K_KINDS; ++kind) {
+    if (!(kind == K_REDUCE ? o.reduce : kind == K_BCAST ? o.bcast : o.allreduce)) continue;
     if (o.varying > 0) {
-      const double mean_us = measure_varying(&o, &b, is_reduce, (int)(largest / 8), o.varying);
-      wrong += checked_call(&o, &b, is_reduce, varying_count(o.varying, (int)(largest / 8)));
+      const double mean_us = measure_varying(&o, &b, kind, (int)(largest / 8), o.varying);
+      wrong += checked_call(&o, &b, kind, varying_count(o.varying, (int)(largest / 8)));
       if (b.rank == 0) {
-        printf("RESULT %s %ld %.4f %ld %.4f\n", is_reduce ? "MPI_Reduce" : "MPI_Bcast", largest, mean_us, o.varying,
+        printf("RESULT %s %ld %.4f %ld %.4f\n", kind_names[kind], largest, mean_us, o.varying,
                mean_us);
         fflush(stdout);
       }
@@ -441,16 +463,16 @@ int main(int argc, char** argv) {
       double median_us = 0, fastest_us = 0;
       long calls = 0;
       if (o.osu) {
-        median_us = measure_osu(&o, &b, is_reduce, count, &calls, &fastest_us);
+        median_us = measure_osu(&o, &b, kind, count, &calls, &fastest_us);
       } else if (o.from_first > 0) {
-        median_us = fastest_us = measure_from_first(&o, &b, is_reduce, count, o.from_first);
+        median_us = fastest_us = measure_from_first(&o, &b, kind, count, o.from_first);
         calls = o.from_first;
       } else {
-        measure(&o, &b, is_reduce, count, &median_us, &fastest_us, &calls);
+        measure(&o, &b, kind, count, &median_us, &fastest_us, &calls);
       }
-      wrong += checked_call(&o, &b, is_reduce, count);
+      wrong += checked_call(&o, &b, kind, count);
       if (b.rank == 0) {
-        printf("RESULT %s %ld %.4f %ld %.4f\n", is_reduce ? "MPI_Reduce" : "MPI_Bcast", o.sizes[i], median_us, calls,
+        printf("RESULT %s %ld %.4f %ld %.4f\n", kind_names[kind], o.sizes[i], median_us, calls,
                fastest_us);
         fflush(stdout);
       }
@@ -463,7 +485,7 @@ int main(int argc, char** argv) {
     polite_barrier();
   }
   long wrong_total = 0;
-  MPI_Allreduce(&wrong, &wrong_total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  wrong_total = (long)polite_allreduce((double)wrong, MPI_SUM);  /* not the collective under test */
   if (b.rank == 0) {
     if (wrong_total == 0) printf("CHECK OK\n");
     else printf("CHECK FAILED: %ld wrong elements\n", wrong_total);

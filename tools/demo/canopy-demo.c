@@ -1,5 +1,5 @@
 /* canopy-demo: an ordinary MPI program (it knows nothing of Canopy) that times
- * MPI_Reduce and MPI_Bcast and checks their results. Run it as is for native MPI, and
+ * MPI_Reduce, MPI_Bcast and MPI_Allreduce and checks their results. Run it as is for native MPI, and
  * with LD_PRELOAD=libcanopy.so to let Canopy plan the same calls. */
 #include <getopt.h>
 #include <math.h>
@@ -12,8 +12,8 @@ static void usage(FILE* out) {
   fprintf(out,
           "usage: mpiexec -n N canopy-demo [--sizes B,B,...] [--seconds S] [--warmup N] [--root R]\n"
           "\n"
-          "Times MPI_Reduce (MPI_SUM of doubles) and MPI_Bcast for each message size and\n"
-          "checks every result. Prints one line per measurement:\n"
+          "Times MPI_Reduce and MPI_Allreduce (MPI_SUM of doubles) and MPI_Bcast for each\n"
+          "message size and checks every result. Prints one line per measurement:\n"
           "  RESULT <collective> <bytes> <median microseconds per call> <calls>\n"
           "\n"
           "  --sizes B,...   message sizes in bytes (default 8,1048576)\n"
@@ -39,7 +39,15 @@ static int compare_doubles(const void* a, const void* b) {
  * spent and returns the median per-call time of the batches in seconds. Batches grow
  * to about 50 ms so that the harness's own synchronisation, native MPI that may
  * busy-poll on an oversubscribed machine, weighs little on the result. */
-static double time_collective(int is_reduce, double* send, double* recv, int count, int root, double budget,
+enum { K_REDUCE, K_BCAST, K_ALLREDUCE };
+
+static void call(int kind, double* send, double* recv, int count, int root) {
+  if (kind == K_REDUCE) MPI_Reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+  else if (kind == K_ALLREDUCE) MPI_Allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  else MPI_Bcast(send, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+}
+
+static double time_collective(int kind, double* send, double* recv, int count, int root, double budget,
                               int warmup, int* calls_out) {
   enum { kMaxBatches = 64 };
   double per_call[kMaxBatches];
@@ -47,18 +55,12 @@ static double time_collective(int is_reduce, double* send, double* recv, int cou
   /* Steady state: the first calls set up connections and buffers, and with Canopy's
    * CANOPY_*_ALGO=auto they are its trials of its schedules (native MPI's comes at the
    * 256th call, CANOPY_AUTO_NATIVE_AFTER: in one batch of the median's many). */
-  for (int i = 0; i < warmup; ++i) {
-    if (is_reduce) MPI_Reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
-    else MPI_Bcast(send, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
-  }
+  for (int i = 0; i < warmup; ++i) call(kind, send, recv, count, root);
   double start = MPI_Wtime();
   while (go && batches < kMaxBatches) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    for (int i = 0; i < batch; ++i) {
-      if (is_reduce) MPI_Reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
-      else MPI_Bcast(send, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
-    }
+    for (int i = 0; i < batch; ++i) call(kind, send, recv, count, root);
     double t = (MPI_Wtime() - t0) / batch, slowest = 0;
     MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     per_call[batches++] = slowest;
@@ -137,12 +139,17 @@ int main(int argc, char** argv) {
     MPI_Bcast(recv, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
     for (int i = 0; i < count; ++i)
       if (recv[i] != i * 0.5) { ++failures; break; }
+    MPI_Allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < count; ++i)
+      if (recv[i] != (double)size * (size - 1) / 2 + (double)size * (i % 7)) { ++failures; break; }
 
     int calls = 0;
-    const double reduce_s = time_collective(1, send, recv, count, root, budget, warmup, &calls);
+    const double reduce_s = time_collective(K_REDUCE, send, recv, count, root, budget, warmup, &calls);
     if (rank == 0) printf("RESULT MPI_Reduce %ld %.2f %d\n", (long)count * 8, reduce_s * 1e6, calls);
-    const double bcast_s = time_collective(0, rank == root ? send : recv, NULL, count, root, budget, warmup, &calls);
+    const double bcast_s = time_collective(K_BCAST, rank == root ? send : recv, NULL, count, root, budget, warmup, &calls);
     if (rank == 0) printf("RESULT MPI_Bcast %ld %.2f %d\n", (long)count * 8, bcast_s * 1e6, calls);
+    const double allreduce_s = time_collective(K_ALLREDUCE, send, recv, count, root, budget, warmup, &calls);
+    if (rank == 0) printf("RESULT MPI_Allreduce %ld %.2f %d\n", (long)count * 8, allreduce_s * 1e6, calls);
     fflush(stdout);
     free(send);
     free(recv);

@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   const bool all = !settings_only && !algorithms_only;
   if (all) std::cout << "Canopy " << CANOPY_VERSION_STRING << "\n\n";
   if (all || algorithms_only) {
-    if (all) std::cout << "Algorithms (CANOPY_REDUCE_ALGO / CANOPY_BCAST_ALGO values besides native and auto):\n";
+    if (all) std::cout << "Algorithms (CANOPY_REDUCE_ALGO / CANOPY_BCAST_ALGO / CANOPY_ALLREDUCE_ALGO values besides native and "
+                            "auto):\n";
     for (const auto& a : canopy::planner::algorithms())
       std::cout << "  " << canopy::planner::to_string(a.collective) << " " << a.name << ": " << a.summary << "\n";
     if (all) std::cout << "\n";

@@ -1,4 +1,4 @@
-// canopy-plan: the planner on the command line. Builds a schedule for a reduce or a
+// canopy-plan: the planner on the command line. Builds a schedule for a reduce, an allreduce or a
 // broadcast, validates it, simulates it under a cost model and prints it; or compares
 // every algorithm's predicted time.
 #include <CLI/CLI.hpp>
@@ -71,6 +71,8 @@ Examples:
   canopy-plan reduce -p 8 --bytes 1048576 --segment-bytes 65536 --json
   canopy-plan reduce -p 1048576 --bytes 4194304 --element-bytes 8 --rank 12345   (one rank's steps)
   canopy-plan bcast -p 64 --bytes 65536 --compare
+  canopy-plan allreduce -p 16 --bytes 8 --compare
+  canopy-plan allreduce -p 6 --bytes 1048576 --algo rabenseifner --rank 5
   canopy-plan reduce -p 16 --compare --svg reduce-16.svg --min-bytes 8 --max-bytes 16777216
   canopy-plan reduce -p 8 --bytes 65536 --json | canopy-view - --svg schedule.svg
   canopy-plan bcast --bytes 1048576 --topology sites.json --compare
@@ -118,7 +120,7 @@ struct Options {
 
 Problem make_problem(const Options& o) {
   Problem p;
-  p.collective = o.operation == "reduce" ? Collective::Reduce : Collective::Bcast;
+  if (!parse_collective(o.operation, p.collective)) throw CLI::ValidationError("operation", "not a collective");
   p.nranks = o.ranks;
   p.root = o.root;
   p.element_bytes = o.element_bytes;
@@ -356,10 +358,10 @@ int main(int argc, char** argv) {
   CLI::App app{"canopy-plan: build, validate and simulate a Canopy schedule"};
   app.footer(kExamples);
   app.add_option("operation", o.operation,
-                 "reduce, bcast, figure2 (the curves of Figure 2 of 000), or grid-sim (the grid broadcast "
-                 "heuristics simulated as in 004 section 6)")
+                 "reduce, bcast, allreduce, figure2 (the curves of Figure 2 of 000), or grid-sim (the grid "
+                 "broadcast heuristics simulated as in 004 section 6)")
       ->required()
-      ->check(CLI::IsMember({"reduce", "bcast", "figure2", "grid-sim"}));
+      ->check(CLI::IsMember({"reduce", "bcast", "allreduce", "figure2", "grid-sim"}));
   app.add_option("-p,--ranks", o.ranks, "number of ranks")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   app.add_option("--root", o.root, "root rank")->capture_default_str();
   app.add_option("--bytes", o.bytes, "message size in bytes")->check(CLI::NonNegativeNumber)->capture_default_str();
