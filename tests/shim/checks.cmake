@@ -223,7 +223,7 @@ canopy_add_mpi_test(NAME "mpi native: fallbacks np3" TARGET fallbacks NP 3)
 # fallback_case(<title> <reason> <min> <max> <expect-list> <env>...)
 function(fallback_case title reason min max expect_list)
   add_test(NAME "mpi preload: fallbacks np3 ${title}"
-           COMMAND ${expect} ${min} ${max} "native MPI runs: .*\\[${reason}\\]" --
+           COMMAND ${expect} ${min} ${max} "MPI_(Reduce|Bcast): native MPI runs: .*\\[${reason}\\]" --
                    ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:fallbacks>
                    --expect=${expect_list})
   set_tests_properties("mpi preload: fallbacks np3 ${title}" PROPERTIES ENVIRONMENT "${ARGN}" LABELS "mpi;preload"
@@ -243,7 +243,7 @@ fallback_case("disabled" disabled 2 2 reduce:disabled,bcast:disabled CANOPY_LOG_
 # native MPI, with no trial, for calls the model prices under 5 us, and counts them
 # (logged once per rank and collective at debug level).
 add_test(NAME "mpi preload: fallbacks np2 auto keeps native below the threshold"
-         COMMAND ${expect} 4 4 "native MPI runs: .*\\[auto-below-threshold\\]" --
+         COMMAND ${expect} 4 4 "MPI_(Reduce|Bcast): native MPI runs: .*\\[auto-below-threshold\\]" --
                  ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:fallbacks>
                  --expect=reduce:auto-below-threshold,bcast:auto-below-threshold)
 set_tests_properties("mpi preload: fallbacks np2 auto keeps native below the threshold" PROPERTIES
