@@ -609,8 +609,9 @@ add_test(NAME "${name}"
                  "38=schedule as planned before for a communicator of this shape"
                  "12=private duplicate made for a communicator of"
                  -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:ring_reuse>)
-set_tests_properties("${name}" PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${staged_env}" LABELS "mpi;preload"
-                     TIMEOUT 120)
+# (The harness's own MPI_Allreduce on the world stays native: ring_reuse.c counts its calls' rings.)
+set_tests_properties("${name}" PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=debug;${staged_env};CANOPY_ALLREDUCE_ALGO=native"
+                     LABELS "mpi;preload" TIMEOUT 120)
 # Calls that all stay native never make Canopy's private duplicate of their
 # communicator (it waits for the first call that sends Canopy's own messages).
 set(name "mpi preload: no private duplicate for communicators whose calls stay native np3")
@@ -618,13 +619,14 @@ add_test(NAME "${name}"
          COMMAND bash ${shim_tests}/expect_counts.sh "0=private duplicate made" "0=staging ring"
                  -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 3 $<TARGET_FILE:ring_reuse>)
 set_tests_properties("${name}" PROPERTIES ENVIRONMENT
-                     "CANOPY_LOG_LEVEL=debug;CANOPY_REDUCE_ALGO=native;CANOPY_BCAST_ALGO=native;CANOPYTEST_EXPECT_INTERCEPT=0"
+                     "CANOPY_LOG_LEVEL=debug;CANOPY_REDUCE_ALGO=native;CANOPY_BCAST_ALGO=native;CANOPY_ALLREDUCE_ALGO=native;CANOPYTEST_EXPECT_INTERCEPT=0"
                      LABELS "mpi;preload" TIMEOUT 120)
 
 # The ring is made only for a staged schedule: never for point-to-point ones (it is
 # collective and holds memory), and once per communicator for staged ones.
-foreach(case "p2p|0|0|CANOPY_REDUCE_ALGO=binomial;CANOPY_BCAST_ALGO=chain"
-             "staged|1|8|CANOPY_SHM=auto;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast")
+# (The test harness's own MPI_Allreduce stays native: CANOPY_ALLREDUCE_ALGO=native.)
+foreach(case "p2p|0|0|CANOPY_REDUCE_ALGO=binomial;CANOPY_BCAST_ALGO=chain;CANOPY_ALLREDUCE_ALGO=native"
+             "staged|1|8|CANOPY_SHM=auto;CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather;CANOPY_BCAST_ALGO=shm-bcast;CANOPY_ALLREDUCE_ALGO=native")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)
   list(GET parts 1 least)
