@@ -57,4 +57,21 @@ inline AllreduceSlices cut_allreduce_slices(std::int64_t count, int parts, const
   return out;
 }
 
+// The whole schedule (view_rank -1) or one rank's view of an algorithm over slices:
+// `frame(problem, view_rank, slices)` checks the problem, cuts the slices and returns the
+// empty schedule; `rank_steps(nranks, rank, slices, slots)` lists one rank's steps.
+template <typename Frame, typename RankSteps>
+Schedule plan_over_slices(const Problem& problem, int view_rank, Frame frame, RankSteps rank_steps) {
+  if (view_rank >= problem.nranks)
+    throw PlanError("rank " + std::to_string(view_rank) + " is outside 0.." + std::to_string(problem.nranks - 1));
+  AllreduceSlices sl;
+  Schedule s = frame(problem, view_rank, sl);
+  if (view_rank >= 0) {
+    s.steps[0] = rank_steps(problem.nranks, view_rank, sl, s.slots[0]);
+  } else {
+    for (int r = 0; r < problem.nranks; ++r) s.steps[r] = rank_steps(problem.nranks, r, sl, s.slots[r]);
+  }
+  return s;
+}
+
 }  // namespace canopy::planner

@@ -68,20 +68,11 @@ Schedule frame(const Problem& problem, int view_rank, AllreduceSlices& sl) {
 
 }  // namespace
 
-Schedule plan_ring_allreduce(const Problem& problem) {
-  AllreduceSlices sl;
-  Schedule s = frame(problem, -1, sl);
-  for (int r = 0; r < problem.nranks; ++r) s.steps[r] = rank_steps(problem.nranks, r, sl, s.slots[r]);
-  return s;
-}
+Schedule plan_ring_allreduce(const Problem& problem) { return plan_over_slices(problem, -1, frame, rank_steps); }
 
 Schedule view_ring_allreduce(const Problem& problem, int rank) {
-  if (rank < 0 || rank >= problem.nranks)
-    throw PlanError("rank " + std::to_string(rank) + " is outside 0.." + std::to_string(problem.nranks - 1));
-  AllreduceSlices sl;
-  Schedule s = frame(problem, rank, sl);
-  s.steps[0] = rank_steps(problem.nranks, rank, sl, s.slots[0]);
-  return s;
+  if (rank < 0) throw PlanError("rank " + std::to_string(rank) + " is outside 0.." + std::to_string(problem.nranks - 1));
+  return plan_over_slices(problem, rank, frame, rank_steps);
 }
 
 // The slices do not depend on the segment size asked.
