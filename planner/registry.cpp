@@ -126,6 +126,9 @@ Price price_chain_bcast(const Problem&);
 Price price_binary_bcast(const Problem&);
 Price price_scatter_allgather_bcast(const Problem&);
 Price price_reduce_scatter_gather_reduce(const Problem&);
+Price price_recursive_doubling_allreduce(const Problem&);
+Price price_rabenseifner_allreduce(const Problem&);
+Price price_ring_allreduce(const Problem&);
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
@@ -214,49 +217,53 @@ const std::vector<Algorithm>& algorithms() {
       {"grid-bottomup", Collective::Bcast, plan_grid_bottomup_bcast,
        "grid tree between clusters: the latest done cluster first", true},
       // Allreduce. None is composable (Algorithm::composable): a hierarchy composes
-      // reduces and broadcasts, and its levels are never allreduces.
+      // reduces and broadcasts, and its levels are never allreduces. The compositions
+      // have no rank view (their merge runs over every rank), so a rank keeps the whole
+      // schedule: `global`, so that `auto` leaves them out above kGlobalPlanningLimit
+      // ranks, where that would outgrow a rank's memory (4096 ranks, 16 MiB: the binary
+      // composition is 147 segments on every rank, millions of steps).
       {"binomial", Collective::Allreduce, plan_binomial_allreduce,
        "binomial reduce to rank 0, then binomial broadcast, pipelined; rank-ordered for non-commutative ops", false,
-       nullptr, price_binomial_allreduce, false, false, false, nullptr, steps_binomial_allreduce},
+       nullptr, price_binomial_allreduce, true, false, false, nullptr, steps_binomial_allreduce},
       {"binary", Collective::Allreduce, plan_binary_allreduce,
        "binary-tree reduce to rank 0, then binary-tree broadcast, pipelined; rank-ordered for non-commutative ops",
-       false, nullptr, price_binary_allreduce, false, false, false, nullptr, steps_binary_allreduce},
+       false, nullptr, price_binary_allreduce, true, false, false, nullptr, steps_binary_allreduce},
       {"chain", Collective::Allreduce, plan_chain_allreduce,
        "pipelined chain reduce to rank 0, then pipelined chain broadcast; rank-ordered for non-commutative ops",
-       false, nullptr, price_chain_allreduce, false, false, false, nullptr, steps_chain_allreduce},
+       false, nullptr, price_chain_allreduce, true, false, false, nullptr, steps_chain_allreduce},
       {"greedy", Collective::Allreduce, plan_greedy_allreduce,
        "Canon & Antoniu's greedy reduce tree to rank 0, then binomial broadcast, pipelined", false,
        nullptr, price_greedy_allreduce, true, false, false, nullptr, steps_greedy_allreduce},
       {"snf", Collective::Allreduce, plan_snf_allreduce,
        "Liu & Wang slowest-node-first reduce to rank 0, then binomial broadcast; commutative ops only", true, nullptr,
-       nullptr, false, false, false, nullptr, steps_snf_allreduce},
+       nullptr, true, false, false, nullptr, steps_snf_allreduce},
       {"hierarchical", Collective::Allreduce, plan_hierarchical_allreduce,
        "hierarchical reduce to rank 0, then hierarchical broadcast, pipelined; commutative ops only", true, nullptr,
-       nullptr, false, false, false, nullptr, steps_hierarchical_allreduce},
+       nullptr, true, false, false, nullptr, steps_hierarchical_allreduce},
       {"grid-ecef", Collective::Allreduce, plan_grid_ecef_allreduce,
        "grid-ecef reduce to rank 0, then grid-ecef broadcast, pipelined; commutative ops only", true, nullptr, nullptr,
-       false, false, false, nullptr, steps_grid_ecef_allreduce},
+       true, false, false, nullptr, steps_grid_ecef_allreduce},
       {"grid-ecef-la", Collective::Allreduce, plan_grid_ecef_la_allreduce,
        "grid-ecef-la reduce to rank 0, then grid-ecef-la broadcast, pipelined; commutative ops only", true, nullptr,
-       nullptr, false, false, false, nullptr, steps_grid_ecef_la_allreduce},
+       nullptr, true, false, false, nullptr, steps_grid_ecef_la_allreduce},
       {"grid-bottomup", Collective::Allreduce, plan_grid_bottomup_allreduce,
        "grid-bottomup reduce to rank 0, then grid-bottomup broadcast, pipelined; commutative ops only", true, nullptr,
-       nullptr, false, false, false, nullptr, steps_grid_bottomup_allreduce},
+       nullptr, true, false, false, nullptr, steps_grid_bottomup_allreduce},
       {"shm", Collective::Allreduce, plan_shm_allreduce,
        "shm-reduce-scatter-gather to rank 0, then shm-bcast, through the node's staging ring; one node; "
        "rank-ordered",
-       false, nullptr, nullptr, false, true, false, cut_staged_reduce, steps_shm_allreduce},
+       false, nullptr, nullptr, true, true, false, cut_staged_reduce, steps_shm_allreduce},
       {"recursive-doubling", Collective::Allreduce, plan_recursive_doubling_allreduce,
        "log2(p) rounds of whole-message exchanges, MPICH's fold for other p; rank-ordered, identical bits everywhere",
-       false, view_recursive_doubling_allreduce, nullptr, false, false, false, nullptr,
+       false, view_recursive_doubling_allreduce, price_recursive_doubling_allreduce, false, false, false, nullptr,
        steps_recursive_doubling_allreduce},
       {"rabenseifner", Collective::Allreduce, plan_rabenseifner_allreduce,
        "reduce-scatter by recursive halving, allgather by recursive doubling (long messages); rank-ordered", false,
-       view_rabenseifner_allreduce, nullptr, false, false, false, cut_rabenseifner_allreduce,
+       view_rabenseifner_allreduce, price_rabenseifner_allreduce, false, false, false, cut_rabenseifner_allreduce,
        steps_rabenseifner_allreduce},
       {"ring", Collective::Allreduce, plan_ring_allreduce,
        "ring reduce-scatter then ring allgather, 2(p-1) steps of n/p (long messages); commutative ops only", false,
-       view_ring_allreduce, nullptr, false, false, false, cut_ring_allreduce, steps_ring_allreduce},
+       view_ring_allreduce, price_ring_allreduce, false, false, false, cut_ring_allreduce, steps_ring_allreduce},
   };
   return table;
 }

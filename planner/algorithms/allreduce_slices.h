@@ -31,7 +31,7 @@ inline std::int64_t slice_pieces(std::int64_t count, int parts) {
 
 // Throws PlanError (naming `algorithm`) when the message has fewer elements than slices
 // or the slices need more segments than messages can be told apart (kMaxSegments).
-inline AllreduceSlices cut_allreduce_slices(std::int64_t count, int parts, const std::string& algorithm) {
+inline void check_allreduce_slices(std::int64_t count, int parts, const std::string& algorithm) {
   if (count < parts)
     throw PlanError(algorithm + ": fewer elements than ranks (" + std::to_string(count) + " < " +
                     std::to_string(parts) + ")");
@@ -39,6 +39,11 @@ inline AllreduceSlices cut_allreduce_slices(std::int64_t count, int parts, const
   if (pieces * parts > kMaxSegments)
     throw PlanError(algorithm + ": " + std::to_string(parts) + " slices of " + std::to_string(pieces) +
                     " segments exceed the " + std::to_string(kMaxSegments) + " distinct message tags");
+}
+
+inline AllreduceSlices cut_allreduce_slices(std::int64_t count, int parts, const std::string& algorithm) {
+  check_allreduce_slices(count, parts, algorithm);
+  const std::int64_t pieces = slice_pieces(count, parts);
   AllreduceSlices out;
   out.pieces = static_cast<int>(pieces);
   const std::int64_t base = count / parts, extra = count % parts;

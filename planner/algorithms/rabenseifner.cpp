@@ -84,9 +84,15 @@ std::vector<Step> rank_steps(int p, int r, const AllreduceSlices& sl, int& slots
   return steps;
 }
 
-Schedule frame(const Problem& problem, int view_rank, AllreduceSlices& sl) {
+// What it declines (plan and price alike).
+void check(const Problem& problem) {
   check_problem(problem);
   if (problem.collective != Collective::Allreduce) throw PlanError(std::string(kName) + " plans allreduces");
+  check_allreduce_slices(problem.count, Fold(problem.nranks).p2, kName);
+}
+
+Schedule frame(const Problem& problem, int view_rank, AllreduceSlices& sl) {
+  check(problem);
   sl = cut_allreduce_slices(problem.count, Fold(problem.nranks).p2, kName);
   return empty_schedule(problem, kName, sl.segments, view_rank);
 }
@@ -108,6 +114,22 @@ std::int64_t cut_rabenseifner_allreduce(const Problem&) { return 0; }
 std::int64_t steps_rabenseifner_allreduce(const Problem& problem) {
   const int p2 = Fold(problem.nranks).p2;
   return std::int64_t{problem.nranks} * 10 * p2 * slice_pieces(std::max<std::int64_t>(problem.count, 1), p2);
+}
+
+// An estimate: the fold (the whole message in, combined, and out again where p != p'),
+// then round t of the halving sends p'/2^(t+1) slices and combines as many, and the
+// doubling sends them back; a slice is n/p' rounded up.
+Price price_rabenseifner_allreduce(const Problem& problem) {
+  check(problem);
+  const Fold fold(problem.nranks);
+  const CostModel& m = problem.model;
+  const std::int64_t n = problem.bytes();
+  const std::int64_t slice = (problem.count + fold.p2 - 1) / fold.p2 * problem.element_bytes;
+  double t = m.copy(n);
+  if (fold.rem > 0) t += 2 * m.transfer(n) + m.reduce(n);
+  for (int k = fold.p2 / 2; k >= 1; k /= 2)  // slices sent in a round, both phases
+    t += static_cast<double>(k) * (2 * m.transfer(slice) + m.reduce(slice));
+  return {t, false};
 }
 
 }  // namespace canopy::planner

@@ -88,4 +88,18 @@ std::int64_t steps_recursive_doubling_allreduce(const Problem& problem) {
   return std::int64_t{problem.nranks} * segments_asked(problem) * (4 + 3 * fold.rounds());
 }
 
+// An estimate: a copy of the input, the fold where p != p' (the message in, combined,
+// and out again), and log2 p' rounds that each send every segment and combine them.
+Price price_recursive_doubling_allreduce(const Problem& problem) {
+  check_problem(problem);
+  if (problem.collective != Collective::Allreduce) throw PlanError(std::string(kName) + " plans allreduces");
+  const Fold fold(problem.nranks);
+  const CostModel& m = problem.model;
+  const std::int64_t n = problem.bytes(), segments = std::max<std::int64_t>(1, segments_asked(problem));
+  const double exchange = static_cast<double>(segments) * m.transfer((n + segments - 1) / segments);
+  double t = m.copy(n) + fold.rounds() * (exchange + m.reduce(n));
+  if (fold.rem > 0) t += 2 * exchange + m.reduce(n);
+  return {t, false};
+}
+
 }  // namespace canopy::planner

@@ -57,11 +57,17 @@ std::vector<Step> rank_steps(int p, int r, const AllreduceSlices& sl, int& slots
   return steps;
 }
 
-Schedule frame(const Problem& problem, int view_rank, AllreduceSlices& sl) {
+// What the ring declines (plan and price alike).
+void check(const Problem& problem) {
   check_problem(problem);
   if (problem.collective != Collective::Allreduce) throw PlanError(std::string(kName) + " plans allreduces");
   if (!problem.commutative)
     throw PlanError(std::string(kName) + ": the ring combines out of rank order: commutative ops only");
+  check_allreduce_slices(problem.count, problem.nranks, kName);
+}
+
+Schedule frame(const Problem& problem, int view_rank, AllreduceSlices& sl) {
+  check(problem);
   sl = cut_allreduce_slices(problem.count, problem.nranks, kName);
   return empty_schedule(problem, kName, sl.segments, view_rank);
 }
@@ -83,6 +89,18 @@ std::int64_t cut_ring_allreduce(const Problem&) { return 0; }
 std::int64_t steps_ring_allreduce(const Problem& problem) {
   const std::int64_t p = problem.nranks;
   return p * (6 * p + 1) * slice_pieces(std::max<std::int64_t>(problem.count, p), problem.nranks);
+}
+
+// An estimate (the simulator's pipelining of the steps aside): 2(p-1) messages of a
+// slice, the largest n/p rounded up, and p-1 combines of one, after a copy of the input.
+Price price_ring_allreduce(const Problem& problem) {
+  check(problem);
+  const std::int64_t p = problem.nranks;
+  const std::int64_t slice = (problem.count + p - 1) / p * problem.element_bytes;
+  const CostModel& m = problem.model;
+  return {m.copy(problem.bytes()) + static_cast<double>(2 * (p - 1)) * m.transfer(slice) +
+              static_cast<double>(p - 1) * m.reduce(slice),
+          false};
 }
 
 }  // namespace canopy::planner

@@ -445,5 +445,33 @@ TEST_CASE("Allreduce through the selector: auto ranks every homogeneous allreduc
   }
 }
 
+// At many ranks a rank must plan only its own view: the compositions (no view) are left
+// out above kGlobalPlanningLimit, and the view algorithms are priced in closed form
+// (their whole schedules are too large to simulate), so auto still has a choice.
+TEST_CASE("Allreduce at 4096 and a million ranks: auto picks a rank-view algorithm priced in closed form",
+          "[allreduce][select]") {
+  for (int p : {4096, 1 << 20})
+    for (std::int64_t count : {std::int64_t{1}, std::int64_t{1} << 21}) {
+      INFO(p << " ranks, " << count << " doubles");
+      const Problem problem = make_problem(Collective::Allreduce, p, 0, count, 8, true, 0, default_model());
+      const std::vector<Choice> ranked = rank_choices(problem, Request{});
+      REQUIRE(!ranked.empty());
+      for (const Choice& c : ranked) {
+        const Algorithm* a = find_algorithm(Collective::Allreduce, c.algorithm);
+        REQUIRE(a);
+        CHECK(a->view != nullptr);
+        CHECK(c.predicted > 0);
+      }
+      const Schedule view = plan_view(*find_algorithm(Collective::Allreduce, ranked.front().algorithm),
+                                      [&] { Problem q = problem; q.segment_bytes = ranked.front().segment_bytes; return q; }(),
+                                      p - 1);
+      CHECK(view.is_view());
+      CHECK(view.steps[0].size() < 200000);  // a rank's steps, not p x segments
+    }
+  // Small messages: recursive doubling's log2 p rounds beat everything else priced.
+  const Problem tiny = make_problem(Collective::Allreduce, 4096, 0, 1, 8, true, 0, default_model());
+  CHECK(rank_choices(tiny, Request{}).front().algorithm == "recursive-doubling");
+}
+
 }  // namespace
 }  // namespace canopy::planner
