@@ -442,6 +442,22 @@ static void run_case(long k, long *cases_run) {
     op = pop_handle(pop);
     op_name = pop_names[pop];
   }
+#ifdef OPEN_MPI
+  /* Open MPI 4.1.4's own MPI_Allreduce corrupts the heap ("double free or corruption"
+   * in ompi_coll_base_allreduce_intra_ring) for a datatype whose data starts past its
+   * lower bound (resized(struct{int@4,...},0,28), count 10007, 2 ranks: --seed=1045
+   * --case=4 --only=allreduce, natively, no Canopy). The reference cannot run those;
+   * MPICH's runs cover them. */
+  if (all && ul) {
+    MPI_Aint lb, extent, true_lb, true_extent;
+    MPI_Type_get_extent(ul->dt, &lb, &extent);
+    MPI_Type_get_true_extent(ul->dt, &true_lb, &true_extent);
+    if (true_lb != lb) {
+      if (split != MPI_COMM_NULL) MPI_Comm_free(&split);
+      return;
+    }
+  }
+#endif
   /* bcast: a rank may describe a four-int element as four MPI_INTs instead. */
   long my_count = count;
   if (!reduce && ul && ul->nints == 4 && ct_hash(seed, pick(k, F_ALIAS), (uint64_t)wrank, 4) % 2) {
