@@ -25,6 +25,7 @@ Schedule plan_snf_reduce(const Problem&);
 Schedule plan_reduce_scatter_gather_reduce(const Problem&);
 Schedule plan_shm_reduce_scatter_gather_reduce(const Problem&);
 Schedule plan_shm_flat_reduce(const Problem&);
+Schedule plan_shm_reduce_scatter_allgather_allreduce(const Problem&);
 Schedule plan_shm_bcast_bcast(const Problem&);
 Schedule plan_cma_bcast_bcast(const Problem&);
 
@@ -253,6 +254,10 @@ const std::vector<Algorithm>& algorithms() {
        "shm-reduce-scatter-gather to rank 0, then shm-bcast, through the node's staging ring; one node; "
        "rank-ordered",
        false, nullptr, nullptr, true, true, false, cut_staged_reduce, steps_shm_allreduce},
+      {"shm-reduce-scatter-allgather", Collective::Allreduce, plan_shm_reduce_scatter_allgather_allreduce,
+       "every rank reduces its slice of every rank's staged input where it lies and stages it once, every rank "
+       "copies the others out; one node; rank-ordered",
+       false, nullptr, nullptr, false, true, false, cut_staged_reduce, steps_reduce_scatter_gather_reduce},
       {"recursive-doubling", Collective::Allreduce, plan_recursive_doubling_allreduce,
        "log2(p) rounds of whole-message exchanges, MPICH's fold for other p; rank-ordered, identical bits everywhere",
        false, view_recursive_doubling_allreduce, price_recursive_doubling_allreduce, false, false, false, nullptr,

@@ -270,10 +270,16 @@ Schedule plan_p2p(const Problem& problem) {
 using StageKey = std::tuple<int, int, bool>;
 
 // shm-reduce-scatter-gather with the root owning `share` of the message (root_share's,
-// or all of it for shm-flat), named `kName`.
+// or all of it for shm-flat), named `kName`. For an allreduce
+// (shm-reduce-scatter-allgather) every owner stages its reduced chunk once for all the
+// other ranks, and every rank copies the others' chunks out, a round after they were
+// reduced, as the root does in a reduce: each byte is copied in once, reduced once where
+// it lies, and copied out once per rank, on every core at once (the node level).
 Schedule plan_staged(const Problem& problem, const char* kName, double share) {
   check_problem(problem);
-  if (problem.collective != Collective::Reduce) throw PlanError(std::string(kName) + " plans reductions");
+  const bool all = problem.collective == Collective::Allreduce;
+  if (problem.collective != (all ? Collective::Allreduce : Collective::Reduce))
+    throw PlanError(std::string(kName) + " plans reductions");
   if (!staging_spans_problem(problem))
     throw PlanError(std::string(kName) + " needs a staging ring over all its ranks (one node, CANOPY_SHM not off)");
   const int p = problem.nranks;
@@ -295,9 +301,9 @@ Schedule plan_staged(const Problem& problem, const char* kName, double share) {
   for (const auto& mine : sl.of) rounds = std::max(rounds, mine.size());
   std::map<StageKey, int> stage_number;
   std::vector<int> stages(p, 0);
-  auto stage = [&](int writer, int g, bool result, Buffer from) {
+  auto stage = [&](int writer, int g, bool result, Buffer from, int readers = 1) {
     stage_number[{writer, g, result}] = stages[writer];
-    s.steps[writer].push_back(Step::stage(g, stages[writer]++, 1, from));
+    s.steps[writer].push_back(Step::stage(g, stages[writer]++, readers, from));
   };
   // Fetches name stages that may be appended later in the writer's program: resolved
   // once every program is built.
@@ -312,8 +318,13 @@ Schedule plan_staged(const Problem& problem, const char* kName, double share) {
     s.steps[reader].push_back(step);
   };
   auto root_fetches = [&](std::size_t t) {
-    for (int j = 0; j < p; ++j)
-      if (j != problem.root && t < sl.of[j].size()) read(problem.root, Step::fetch(j, sl.of[j][t], -1), true);
+    for (int r = 0; r < p; ++r) {
+      if (!all && r != problem.root) continue;
+      for (int k = 1; k < p; ++k) {  // the owners after r first: readers of one chunk spread out
+        const int j = (r + k) % p;
+        if (t < sl.of[j].size()) read(r, Step::fetch(j, sl.of[j][t], -1), true);
+      }
+    }
   };
   for (std::size_t t = 0; t < rounds; ++t) {
     for (int i = 0; i < p; ++i) {
@@ -330,7 +341,8 @@ Schedule plan_staged(const Problem& problem, const char* kName, double share) {
         first = false;
       }
       if (first) s.steps[i].push_back(Step::copy(g));  // one rank alone
-      if (i != problem.root) stage(i, g, true, Buffer::Accumulator);
+      if (all && p > 1) stage(i, g, true, Buffer::Accumulator, p - 1);
+      else if (!all && i != problem.root) stage(i, g, true, Buffer::Accumulator);
     }
     // The root copies out the reduced chunks of the round before: those of this round
     // are still being reduced while it reduces its own.
@@ -349,6 +361,10 @@ Schedule plan_shm_reduce_scatter_gather_reduce(const Problem& problem) {
                      root_share(problem.nranks, problem.model.copy_per_byte, problem.model.gamma));
 }
 Schedule plan_shm_flat_reduce(const Problem& problem) { return plan_staged(problem, "shm-flat", 1.0); }
+// Slices of equal size: every rank copies every other slice out, so none has more to do.
+Schedule plan_shm_reduce_scatter_allgather_allreduce(const Problem& problem) {
+  return plan_staged(problem, "shm-reduce-scatter-allgather", 1.0 / problem.nranks);
+}
 
 // O(p + segments): the slices are cut for every rank, the steps for this one.
 Schedule view_reduce_scatter_gather_reduce(const Problem& problem, int rank) {

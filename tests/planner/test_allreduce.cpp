@@ -341,6 +341,34 @@ TEST_CASE("shm allreduce: the broadcast's stages follow each rank's reduce stage
     }
 }
 
+// shm-reduce-scatter-allgather: each byte staged once for its owner, reduced once where
+// it lies, staged once more reduced and fetched by every other rank.
+TEST_CASE("shm-reduce-scatter-allgather validates, and every rank fetches every other slice once", "[allreduce]") {
+  for (int p : {1, 2, 3, 4, 5, 8})
+    for (bool commutative : {true, false})
+      for (std::int64_t count : {std::int64_t{7}, std::int64_t{1} << 18}) {
+        CAPTURE(p, commutative, count);
+        const Problem problem = with_staging_ring(
+            make_problem(Collective::Allreduce, p, 0, count, 4, commutative, 0, default_model()));
+        const Schedule s = plan_with("shm-reduce-scatter-allgather", problem);
+        const Validation v = validate(s);
+        INFO(v.summary());
+        CHECK(v.ok);
+        const std::int64_t nseg = static_cast<std::int64_t>(s.segments.size());
+        for (int r = 0; r < p; ++r) {
+          std::int64_t fetched = 0, staged_results = 0;
+          for (const Step& st : s.steps[r]) {
+            fetched += st.kind == StepKind::Fetch;
+            staged_results += st.kind == StepKind::Stage && st.buffer == Buffer::Accumulator;
+          }
+          CHECK(fetched + staged_results == (p > 1 ? nseg : 0));  // all but its own slice, fetched
+        }
+        CHECK(simulate(s, default_model()).makespan > 0);
+      }
+  // Not a reduce's: the algorithm is registered for allreduces only.
+  CHECK(find_algorithm(Collective::Reduce, "shm-reduce-scatter-allgather") == nullptr);
+}
+
 TEST_CASE("Allreduce compositions: pipelined, the broadcast of a segment overlaps the reduction of the next",
           "[allreduce]") {
   for (const char* name : {"chain", "binary", "binomial"}) {
