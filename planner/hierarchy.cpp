@@ -7,9 +7,11 @@
 #include <utility>
 
 #include "planner/segments.h"
+#include "planner/simulate.h"
 #include "planner/staged.h"
 #include "planner/topology.h"
 #include "planner/tree.h"
+#include "planner/validate.h"
 
 namespace canopy::planner {
 
@@ -331,6 +333,143 @@ Schedule compose_hierarchy(const Problem& problem, const Hierarchy& h, const Sch
     out.slots[leader] = upper.slots[g] + low.slots[k];
   }
   return out;
+}
+
+
+// ---- Allreduce over groups ----------------------------------------------------------
+
+namespace {
+
+void check_allreduce_level(const Schedule& level, Collective collective, int nranks, int root,
+                           const std::vector<Segment>& segments, const std::string& which) {
+  require(level.collective == collective, which + " schedule is a " + to_string(level.collective) + ", want a " +
+                                              to_string(collective));
+  require(level.nranks == nranks && static_cast<int>(level.steps.size()) == nranks,
+          which + " schedule has " + std::to_string(level.nranks) + " ranks, want " + std::to_string(nranks));
+  require(level.root == root, which + " schedule is rooted at " + std::to_string(level.root) + ", want " +
+                                  std::to_string(root));
+  require(segment_counts_of(level.segments) == segment_counts_of(segments), which + " schedule cuts the message differently");
+  require(!level.direct, which + " schedule reaches into other ranks' memory");
+}
+
+// A leader's upper allreduce steps once its group's result stands in for its input
+// (group_result_as_input), refused where the substitution would be wrong: a segment of
+// the input sent (or copied) after the accumulator's copy of it was written, which the
+// plain allreduce reads as its own contribution but here would be a partial result. No
+// valid allreduce does that (validate.h: with MPI_IN_PLACE the input is the
+// accumulator); checked here because the substitution relies on it.
+std::vector<Step> group_result_as_allreduce_input(const std::vector<Step>& steps, int segments) {
+  std::vector<bool> written(segments, false);
+  for (const Step& st : steps) {
+    const bool reads_input = (st.kind == StepKind::Send || st.kind == StepKind::Stage || st.kind == StepKind::Copy ||
+                              st.kind == StepKind::FetchReduce) &&
+                             (st.buffer == Buffer::Input || st.kind == StepKind::Copy);
+    if (reads_input && written[st.segment])
+      throw PlanError("hierarchy: the leaders' allreduce reads a segment of its input after writing it");
+    if (st.kind == StepKind::Stage || st.kind == StepKind::FetchReduce || st.is_direct())
+      throw PlanError("hierarchy: the leaders' allreduce stages or reaches into memory");
+    const bool writes = st.kind == StepKind::Reduce || st.kind == StepKind::Copy || st.kind == StepKind::Fetch ||
+                        (st.kind == StepKind::Recv && st.buffer == Buffer::Accumulator);
+    if (writes) written[st.segment] = true;
+  }
+  return group_result_as_input(steps);
+}
+
+// A broadcast's steps inside an allreduce: the leader's data is its accumulator (in a
+// broadcast input and accumulator are one buffer; here the input is the send buffer).
+std::vector<Step> broadcast_from_accumulator(std::vector<Step> steps) {
+  for (Step& st : steps)
+    if ((st.kind == StepKind::Send || st.kind == StepKind::Stage) && st.buffer == Buffer::Input)
+      st.buffer = Buffer::Accumulator;
+  return steps;
+}
+
+int stages_in(const std::vector<Step>& steps) {
+  return static_cast<int>(
+      std::count_if(steps.begin(), steps.end(), [](const Step& st) { return st.kind == StepKind::Stage; }));
+}
+
+}  // namespace
+
+Schedule compose_allreduce_hierarchy(const Problem& problem, const Hierarchy& h, const std::vector<Schedule>& lower_reduce,
+                                     const Schedule& upper, const std::vector<Schedule>& lower_bcast,
+                                     const std::string& algorithm) {
+  require(problem.collective == Collective::Allreduce, "an allreduce over groups composes allreduces");
+  require(static_cast<int>(lower_reduce.size()) == h.groups() && static_cast<int>(lower_bcast.size()) == h.groups(),
+          "one lower reduce and one lower broadcast per group");
+  Schedule out = empty_schedule(problem, algorithm, upper.segments);
+  const int nseg = static_cast<int>(out.segments.size());
+  check_allreduce_level(upper, Collective::Allreduce, h.groups(), upper.root, out.segments, "the leaders'");
+  require(!upper.uses_staging(), "the leaders' allreduce stages");
+  out.commutative = problem.commutative;
+  // Each rank's three lists, relabelled to the problem's ranks, slots one after another.
+  const int p = problem.nranks;
+  std::vector<std::vector<Step>> reduce_steps(p), upper_steps(p), bcast_steps(p);
+  std::vector<int> slots_reduce(p, 0), slots_upper(p, 0), slots_bcast(p, 0);
+  bool staged = false;
+  for (int g = 0; g < h.groups(); ++g) {
+    const auto& members = h.members[g];
+    const int leader = h.leader[g];
+    const int k = h.leader_index(g);
+    const bool alone = members.size() == 1;
+    if (!alone) {
+      const std::string which = "group " + std::to_string(g) + "'s lower";
+      check_allreduce_level(lower_reduce[g], Collective::Reduce, static_cast<int>(members.size()), k, out.segments,
+                            which + " reduce");
+      check_allreduce_level(lower_bcast[g], Collective::Bcast, static_cast<int>(members.size()), k, out.segments,
+                            which + " broadcast");
+      for (const Schedule* low : {&lower_reduce[g], &lower_bcast[g]})
+        if (low->uses_staging()) {
+          require(low->staging_entries == problem.staging_entries &&
+                      low->staging_entry_bytes == problem.staging_entry_bytes,
+                  which + " schedule stages through another ring than the problem's");
+          out.staging_entries = low->staging_entries;
+          out.staging_entry_bytes = low->staging_entry_bytes;
+          staged = true;
+        }
+      for (int i = 0; i < static_cast<int>(members.size()); ++i) {
+        const int r = members[i];
+        reduce_steps[r] = relabel(lower_reduce[g].steps[i], members, 0);
+        slots_reduce[r] = lower_reduce[g].slots[i];
+      }
+    }
+    upper_steps[leader] = relabel(alone ? upper.steps[g] : group_result_as_allreduce_input(upper.steps[g], nseg),
+                                  h.leader, slots_reduce[leader]);
+    slots_upper[leader] = upper.slots[g];
+    if (!alone)
+      for (int i = 0; i < static_cast<int>(members.size()); ++i) {
+        const int r = members[i];
+        bcast_steps[r] = relabel(broadcast_from_accumulator(lower_bcast[g].steps[i]), members,
+                                 slots_reduce[r] + slots_upper[r]);
+        slots_bcast[r] = lower_bcast[g].slots[i];
+      }
+  }
+  // The broadcast's stage numbers continue after the reduce's, on each rank (a Fetch
+  // names the stager's number).
+  std::vector<int> reduce_stages(p);
+  for (int r = 0; r < p; ++r) reduce_stages[r] = stages_in(reduce_steps[r]);
+  for (int r = 0; r < p; ++r)
+    for (Step& st : bcast_steps[r]) {
+      if (st.kind == StepKind::Stage) st.slot += reduce_stages[r];
+      else if (st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) st.slot += reduce_stages[st.peer];
+    }
+  Schedule sequential = out;
+  for (int r = 0; r < p; ++r) {
+    sequential.slots[r] = slots_reduce[r] + slots_upper[r] + slots_bcast[r];
+    auto& list = sequential.steps[r];
+    for (const auto* part : {&reduce_steps[r], &upper_steps[r], &bcast_steps[r]})
+      list.insert(list.end(), part->begin(), part->end());
+  }
+  if (staged) return sequential;
+  // Pipelined: a leader's upper steps on segment s after its group's reduce of s, and
+  // every rank's broadcast steps on s after its last earlier step on s.
+  Schedule pipelined = sequential;
+  for (int r = 0; r < p; ++r)
+    pipelined.steps[r] = merge_after(merge_after(reduce_steps[r], upper_steps[r], nseg), bcast_steps[r], nseg);
+  if (!validate(pipelined)) return sequential;
+  const Simulation fast = simulate(pipelined, problem.model, problem.topology.get());
+  const Simulation slow = simulate(sequential, problem.model, problem.topology.get());
+  return fast.ok && (!slow.ok || fast.makespan <= slow.makespan) ? pipelined : sequential;
 }
 
 }  // namespace canopy::planner

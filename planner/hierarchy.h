@@ -115,6 +115,22 @@ std::string topology_aware_declines(const Problem& problem);
 Schedule compose_hierarchy(const Problem& problem, const Hierarchy& h, const Schedule& upper,
                            const std::vector<Schedule>& lower, const std::string& algorithm);
 
+// An allreduce over the groups (hierarchical-leaders, algorithms/hierarchical_leaders.cpp):
+// every group reduces to its leader (`lower_reduce[g]`, rooted at the leader), the
+// leaders allreduce (`upper`, an allreduce over the leaders whose segments every level
+// shares), and every leader broadcasts the result inside its group (`lower_bcast[g]`).
+// A leader's upper steps take its group's result for its input, as in a reduce (Copy
+// dropped, sends of Input read the Accumulator), which is right because no valid
+// allreduce reads a segment of its input after writing its accumulator's (the
+// validator's rule for MPI_IN_PLACE); an upper schedule that does throws PlanError. A rank's lists are merged per segment with
+// merge_after (reduce, then upper, then broadcast on each segment) where no level
+// stages, else run one after the other (a fetch waits for its stage, so an early one
+// could hold a level up); the merge is kept only where it validates and simulates
+// faster. Stage numbers of the broadcast follow the rank's reduce stages.
+Schedule compose_allreduce_hierarchy(const Problem& problem, const Hierarchy& h, const std::vector<Schedule>& lower_reduce,
+                                     const Schedule& upper, const std::vector<Schedule>& lower_bcast,
+                                     const std::string& algorithm);
+
 // Merges two step lists of one rank, each kept in order: a step of `second` on
 // segment s is placed after `first`'s steps up to and including `first`'s last step
 // on s, and otherwise as early as possible; an Expose of `second` (the whole

@@ -40,6 +40,8 @@ Schedule plan_hierarchical_allreduce(const Problem&);
 Schedule plan_grid_ecef_allreduce(const Problem&);
 Schedule plan_grid_ecef_la_allreduce(const Problem&);
 Schedule plan_grid_bottomup_allreduce(const Problem&);
+Schedule plan_hierarchical_leaders_allreduce(const Problem&);
+std::int64_t steps_hierarchical_leaders_allreduce(const Problem&);
 Schedule plan_shm_allreduce(const Problem&);
 Schedule plan_recursive_doubling_allreduce(const Problem&);
 Schedule plan_rabenseifner_allreduce(const Problem&);
@@ -241,6 +243,9 @@ const std::vector<Algorithm>& algorithms() {
       {"hierarchical", Collective::Allreduce, plan_hierarchical_allreduce,
        "hierarchical reduce to rank 0, then hierarchical broadcast, pipelined; commutative ops only", true, nullptr,
        nullptr, true, false, false, nullptr, steps_hierarchical_allreduce},
+      {"hierarchical-leaders", Collective::Allreduce, plan_hierarchical_leaders_allreduce,
+       "reduce inside each cluster (or node), allreduce among the leaders, broadcast inside; commutative ops only",
+       true, nullptr, nullptr, true, false, false, nullptr, steps_hierarchical_leaders_allreduce},
       {"grid-ecef", Collective::Allreduce, plan_grid_ecef_allreduce,
        "grid-ecef reduce to rank 0, then grid-ecef broadcast, pipelined; commutative ops only", true, nullptr, nullptr,
        true, false, false, nullptr, steps_grid_ecef_allreduce},

@@ -7,6 +7,7 @@
 #include "planner/algorithms/allreduce_slices.h"
 #include "planner/algorithms/fold.h"
 #include "planner/algorithms/reduce_bcast.h"
+#include "planner/hierarchy.h"
 #include "planner/schedule_json.h"
 #include "planner/select.h"
 #include "planner/staged.h"
@@ -313,6 +314,117 @@ TEST_CASE("Allreduce compositions over a topology and through the ring validate"
   Problem problem = make_problem(Collective::Allreduce, 16, 0, 100, 4, false, 0, default_model());
   problem.topology = two_clusters();
   CHECK_THROWS_AS(plan_with("hierarchical", problem), PlanError);
+}
+
+// `clusters` clusters of two ranks, each rank a node: alpha_in/beta_in inside a cluster,
+// alpha_wan/beta_wan between any two.
+std::shared_ptr<const Topology> pairs_in_clusters(int clusters, double alpha_in, double beta_in, double alpha_wan,
+                                                  double beta_wan) {
+  Topology t;
+  for (int r = 0; r < 2 * clusters; ++r) {
+    t.node.push_back(r);
+    t.cluster.push_back(r / 2);
+  }
+  t.clusters = clusters;
+  for (int a = 0; a < clusters; ++a)
+    for (int b = 0; b < clusters; ++b)
+      t.links.push_back(a == b ? hockney_model(alpha_in, beta_in, 0) : hockney_model(alpha_wan, beta_wan, 0));
+  check_topology(t);
+  return std::make_shared<const Topology>(t);
+}
+
+TEST_CASE("hierarchical-leaders: clusters reduce to their leaders, the leaders allreduce, the leaders broadcast back",
+          "[allreduce][hierarchy]") {
+  const double alpha_in = 5e-6, beta_in = 1e-9, alpha_wan = 5e-5, beta_wan = 4e-8;
+  Problem problem = make_problem(Collective::Allreduce, 8, 0, 1, 8, true, 0, default_model());
+  problem.topology = pairs_in_clusters(4, alpha_in, beta_in, alpha_wan, beta_wan);
+  const Schedule s = plan_with("hierarchical-leaders", problem);
+  const Validation v = validate(s);
+  INFO(v.summary());
+  REQUIRE(v.ok);
+  // Only the leaders (the lowest rank of each pair) cross between clusters.
+  for (int r = 0; r < 8; ++r)
+    for (const Step& st : s.steps[r])
+      if (st.is_message() && st.peer / 2 != r / 2) {
+        CAPTURE(r, describe(st));
+        CHECK(r % 2 == 0);
+        CHECK(st.peer % 2 == 0);
+      }
+  // 8 bytes: a message inside each pair, the leaders' recursive doubling (two rounds over
+  // the wide area), a message back inside each pair; reductions and copies of 8 bytes
+  // add under 0.1%. A reduce to rank 0 and a broadcast back (the `hierarchical`
+  // composition) cross the wide area in four rounds.
+  const double expected = 2 * (alpha_in + 8 * beta_in) + 2 * (alpha_wan + 8 * beta_wan);
+  const Simulation sim = simulate(s, problem.model, problem.topology.get());
+  REQUIRE(sim.ok);
+  CHECK(sim.makespan == Approx(expected).epsilon(0.001));
+  const Schedule via_root = plan_with("hierarchical", problem);
+  CHECK(simulate(via_root, problem.model, problem.topology.get()).makespan > 1.5 * sim.makespan);
+
+  // Longer messages, counts that do not divide, segments asked for, and the node levels
+  // through the ring: still an allreduce.
+  for (std::int64_t count : {std::int64_t{7}, std::int64_t{1001}, std::int64_t{131073}})
+    for (std::int64_t seg : {std::int64_t{0}, std::int64_t{4096}}) {
+      CAPTURE(count, seg);
+      Problem q = make_problem(Collective::Allreduce, 8, 0, count, 8, true, seg, default_model());
+      q.topology = problem.topology;
+      const Validation w = validate(plan_with("hierarchical-leaders", q));
+      INFO(w.summary());
+      CHECK(w.ok);
+    }
+
+  // What it declines: no topology, a non-commutative op, groups of one rank each.
+  Problem plain = make_problem(Collective::Allreduce, 8, 0, 100, 8, true, 0, default_model());
+  CHECK_THROWS_AS(plan_with("hierarchical-leaders", plain), PlanError);
+  Problem ordered = problem;
+  ordered.commutative = false;
+  CHECK_THROWS_AS(plan_with("hierarchical-leaders", ordered), PlanError);
+  Problem singles = make_problem(Collective::Allreduce, 4, 0, 100, 8, true, 0, default_model());
+  Topology one_each = *pairs_in_clusters(2, alpha_in, beta_in, alpha_wan, beta_wan);
+  one_each.cluster = {0, 1, 2, 3};
+  one_each.clusters = 4;
+  one_each.links.assign(16, hockney_model(alpha_wan, beta_wan, 0));
+  singles.topology = std::make_shared<const Topology>(one_each);
+  CHECK_THROWS_AS(plan_with("hierarchical-leaders", singles), PlanError);
+}
+
+TEST_CASE("compose_allreduce_hierarchy refuses a leaders' schedule that reads its input after writing it",
+          "[allreduce][hierarchy]") {
+  Problem problem = make_problem(Collective::Allreduce, 4, 0, 1, 4, true, 0, default_model());
+  problem.topology = pairs_in_clusters(2, 5e-6, 1e-9, 5e-5, 4e-8);
+  const Hierarchy h = make_hierarchy(problem, problem.topology->cluster);
+  REQUIRE(h.groups() == 2);
+  // Over the two leaders: each copies its input, then sends its input (not its
+  // accumulator) and reduces what it gets. With the group's partial result standing in
+  // for the input, the send would carry the leader's own contribution alone. The
+  // validator refuses such a schedule anyway (with MPI_IN_PLACE the input is the
+  // accumulator), and the composition, which relies on that rule, checks it itself.
+  Schedule upper = allreduce_frame(2, 1);
+  upper.steps[0] = {Step::copy(0), Step::recv_into_slot(1, 0, 0), Step::send(1, 0, Buffer::Input),
+                    Step::reduce(0, 0, false)};
+  upper.steps[1] = {Step::copy(0), Step::recv_into_slot(0, 0, 0), Step::send(0, 0, Buffer::Input),
+                    Step::reduce(0, 0, true)};
+  upper.slots = {1, 1};
+  CHECK_FALSE(validate(upper));
+  Problem reduce = problem;
+  reduce.collective = Collective::Reduce;
+  Problem bcast = problem;
+  bcast.collective = Collective::Bcast;
+  std::vector<Schedule> lower_reduce, lower_bcast;
+  for (int g = 0; g < 2; ++g) {
+    lower_reduce.push_back(plan_with("binomial", level_problem(reduce, h.members[g], h.leader_index(g))));
+    lower_bcast.push_back(plan_with("binomial", level_problem(bcast, h.members[g], h.leader_index(g))));
+  }
+  CHECK_THROWS_AS(compose_allreduce_hierarchy(problem, h, lower_reduce, upper, lower_bcast, "test"), PlanError);
+  // The same exchange sending its input before it copies it composes, and validates.
+  upper.steps[0] = {Step::recv_into_slot(1, 0, 0), Step::send(1, 0, Buffer::Input), Step::copy(0),
+                    Step::reduce(0, 0, false)};
+  upper.steps[1] = {Step::recv_into_slot(0, 0, 0), Step::send(0, 0, Buffer::Input), Step::copy(0),
+                    Step::reduce(0, 0, true)};
+  const Schedule composed = compose_allreduce_hierarchy(problem, h, lower_reduce, upper, lower_bcast, "test");
+  const Validation v = validate(composed);
+  INFO(v.summary());
+  CHECK(v.ok);
 }
 
 TEST_CASE("shm allreduce: the broadcast's stages follow each rank's reduce stages through one ring",

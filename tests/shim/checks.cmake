@@ -443,11 +443,14 @@ canopy_add_mpi_test(NAME "mpi preload: topology file differential np5 seg 1000" 
                     ENV CANOPY_TOPOLOGY=${sites5} CANOPY_SEGMENT_BYTES=1000 ARGS --cases=40 --seed=4343
                     LABELS differential)
 # Every topology-aware algorithm forced in turn (the list from canopy-info, filtered by
-# name: snf, hierarchical, grid-*), on the programs that check results themselves.
-set(topology_algos "(snf|hierarchical|grid-[a-z-]+)")
+# name: snf, hierarchical, hierarchical-leaders, grid-*), on the programs that check
+# results themselves; the allreduces at 5 ranks, where two sites hold two ranks each (the
+# leaders' allreduce between three leaders, each pair's level through its node's ring).
+set(topology_algos "(snf|hierarchical|hierarchical-leaders|grid-[a-z-]+)")
 foreach(case "reduce_matrix;5;${sites5};^reduce ${topology_algos}$;--no-pmpi;--counts=0,1,7,1000"
              "bcast_matrix;5;${sites5};^bcast ${topology_algos}$"
-             "differential;4;${sites4};^(reduce|bcast) ${topology_algos}$;--cases=25;--seed=4444")
+             "differential;4;${sites4};^(reduce|bcast) ${topology_algos}$;--cases=25;--seed=4444"
+             "differential;5;${sites5};^allreduce ${topology_algos}$;--cases=25;--seed=4545;--only=allreduce")
   list(POP_FRONT case prog np file filter)
   set(name "mpi preload: topology file each topology-aware algorithm: ${prog} np${np}")
   add_test(NAME "${name}"
