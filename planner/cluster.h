@@ -34,15 +34,22 @@ namespace canopy::planner {
 std::vector<int> lowekamp_clusters(const std::vector<std::vector<double>>& distance, double rho);
 
 // Canopy's refinement after Lowekamp (not in 004): a cluster is split until every two
-// of its nodes see each node outside it within a factor (1 + rho); a node joins the
-// first group (in node order) whose first node it matches, else opens a new one.
+// of its nodes see each node outside it within a factor (1 + rho) and lie within
+// (1 + rho) times each one's shortest edge inside the cluster of each other; a node
+// joins the first group (in node order) whose first node it matches, else opens a new
+// one; repeated until nothing splits (a node that leaves its cluster becomes one the
+// others are compared by).
 // Why: Lowekamp checks that a cluster's nodes are close to one another, not that they
 // are equally far from the rest, yet pricing each cluster pair by one sample (004,
 // section 4.1.3) presumes both. With one node per site it cannot tell sites apart: the
 // shortest edge always merges, so the test bed's 3 sites came out as s0 | s1+s2 and the
 // 50 Mbit/s s0-s2 link was priced as the 200 Mbit/s s0-s1 one. 0 entries (not
-// measured) are skipped. Returns clusters numbered in order of first node; the same
-// input checks as lowekamp_clusters, plus one label per node.
+// measured) are skipped. The second test: Lowekamp checks an edge only where it merges
+// two subnets, so three sites whose probes measured 2.89 ms (s0-s1), 3.05 (s1-s2) and
+// 14.5 (s0-s2) came out as one cluster, priced as one link, with nothing outside it for
+// the first test to compare (a test-bed run; the next run found three). Returns
+// clusters numbered in order of first node; the same input checks as
+// lowekamp_clusters, plus one label per node.
 std::vector<int> split_unequal_clusters(const std::vector<std::vector<double>>& distance,
                                         const std::vector<int>& clusters, double rho);
 

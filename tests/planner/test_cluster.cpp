@@ -240,6 +240,24 @@ TEST_CASE("Split: one node per site, as on the test bed, gives a cluster per sit
   CHECK(split_unequal_clusters(d, lowekamp, 0.20) == std::vector<int>{0, 1, 2});
 }
 
+TEST_CASE("Split: a cluster grown along two short edges splits where its ends lie far apart", "[cluster]") {
+  // A test-bed run's probe times (ms, one node per site): s0-s1 2.89 and s1-s2 3.05 are
+  // within 30% of each other, so Lowekamp merges all three sites through s1 and never
+  // weighs s0-s2, 14.5; with no node outside the cluster, the outside test has nothing
+  // to compare. Each site is its own cluster after the split.
+  const Matrix d = {{0, 2.89, 14.5}, {2.89, 0, 3.05}, {14.5, 3.05, 0}};
+  const std::vector<int> lowekamp = lowekamp_clusters(d, 0.30);
+  CHECK(lowekamp == std::vector<int>{0, 0, 0});
+  CHECK(split_unequal_clusters(d, lowekamp, 0.30) == std::vector<int>{0, 1, 2});
+  // Two nodes per site, 0.1 ms apart inside a site: the sites stay whole.
+  const double site[3][3] = {{0, 2.89, 14.5}, {2.89, 0, 3.05}, {14.5, 3.05, 0}};
+  Matrix pairs(6, std::vector<double>(6, 0));
+  for (int a = 0; a < 6; ++a)
+    for (int b = 0; b < 6; ++b)
+      if (a != b) pairs[a][b] = a / 2 == b / 2 ? 0.1 : site[a / 2][b / 2];
+  CHECK(split_unequal_clusters(pairs, std::vector<int>(6, 0), 0.30) == std::vector<int>{0, 0, 1, 1, 2, 2});
+}
+
 TEST_CASE("Split: clusters that are equally far from the rest stay whole", "[cluster]") {
   const std::vector<int> site = table4_sites();
   const Matrix d = table4_matrix(site);
