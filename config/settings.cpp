@@ -155,7 +155,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "their cost under this share of the class's time and double each time; 0 makes a decision final",
        "CANOPY_AUTO_RECHECK=0"},
       {"CANOPY_RING_AFTER", "seconds", "0.01", "a number of seconds from 0 to 3600, or off",
-       "With auto: once a communicator's reduces and broadcasts kept native for being cheap "
+       "With auto, on communicators other than MPI_COMM_WORLD (whose ring MPI_Init makes): once a "
+       "communicator's reduces and broadcasts kept native for being cheap "
        "(CANOPY_AUTO_NATIVE_BELOW) add up to this, as the model prices them, its staging ring is made for them "
        "(CANOPY_SHM) and they are trialled against native MPI through it, which small calls on one node often "
        "beat; a larger call makes the ring earlier. off: only larger calls make it",

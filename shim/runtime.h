@@ -50,6 +50,9 @@ struct Runtime {
   // network and fitting CANOPY_MODEL=measure (0 where nothing needed them).
   double startup_seconds = 0;
   double probe_seconds = 0;
+  // ... and in making MPI_COMM_WORLD's private duplicate and its node's staging ring
+  // (0 where none was made: make_world_ring in runtime.cpp).
+  double ring_seconds = 0;
   config::Environment effective_settings;  // the CANOPY_* in force, for the report
   std::shared_ptr<spdlog::logger> log;
   ScheduleLog schedule_log;
