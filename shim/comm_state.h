@@ -2,6 +2,11 @@
 // and freed with it: a private duplicate for Canopy's own messages (they can never
 // match the application's), the plans already made for it, and scratch memory reused
 // from call to call.
+//
+// CommState is one class whose member functions are defined by responsibility, each file
+// saying what it owns: shim/comm_state.cpp the state's life cycle, its private
+// communicator and agreements; shim/node_resources.cpp the staging ring and
+// CANOPY_RING_AFTER.
 #pragma once
 
 #include <mpi.h>
@@ -166,6 +171,11 @@ class Workspace {
   char* data_ = nullptr;
   std::size_t capacity_ = 0;
 };
+
+// The MPI_COMM_WORLD rank of each rank of `comm`, in communicator order (a local group
+// translation, the same on every rank); empty when one is a process from outside
+// MPI_COMM_WORLD.
+std::vector<int> world_ranks_of(MPI_Comm comm, int size);
 
 class CommState {
   using PlanList = std::list<std::pair<PlanKey, std::unique_ptr<CachedPlan>>>;
