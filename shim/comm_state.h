@@ -5,8 +5,8 @@
 //
 // CommState is one class whose member functions are defined by responsibility, each file
 // saying what it owns: shim/comm_state.cpp the state's life cycle, its private
-// communicator and agreements; shim/node_resources.cpp the staging ring and
-// CANOPY_RING_AFTER.
+// communicator and agreements; shim/trials_driver.cpp auto's trials after each call and
+// CANOPY_LEARN; shim/node_resources.cpp the staging ring and CANOPY_RING_AFTER.
 #pragma once
 
 #include <mpi.h>
@@ -244,6 +244,10 @@ class CommState {
   // (collective on comm(): one MPI_Allreduce of two 64-bit words).
   bool agree(std::uint64_t hash);
 
+  // The maximum over the ranks of each of `values` (collective on comm(); waited for
+  // politely where a node runs more ranks than cores).
+  bool agree_max(std::vector<double>& values);
+
   // Records how long this rank took for the current call of `plan` while it is
   // trialling; at the end of a round, agrees with the other ranks on the times
   // (collective on comm()) and lets the trials prune or decide. `first_touch`: the call
@@ -253,10 +257,6 @@ class CommState {
   // it towards the recheck of its choice (planner::Trials::count_decided_call). True
   // where a recheck begins, which rank 0 says at debug level.
   bool count_decided_call(CachedPlan& plan, const PlanKey& key) const;
-
-  // The maximum over the ranks of each of `values` (collective on comm(); waited for
-  // politely where a node runs more ranks than cores).
-  bool agree_max(std::vector<double>& values);
 
   // CANOPY_LEARN: a call of `c` took `seconds` on this rank; the ranks agree on the
   // slowest (collective on comm()) and the model learns from it (planner/learn.h).
