@@ -5,7 +5,8 @@
 //
 // CommState is one class whose member functions are defined by responsibility, each file
 // saying what it owns: shim/comm_state.cpp the state's life cycle, its private
-// communicator and agreements; shim/trials_driver.cpp auto's trials after each call and
+// communicator and agreements; shim/plan_cache.cpp the plan cache and the making of
+// plans; shim/trials_driver.cpp auto's trials after each call and
 // CANOPY_LEARN; shim/node_resources.cpp the staging ring and CANOPY_RING_AFTER.
 #pragma once
 
