@@ -6,7 +6,7 @@
 // (PlanRecipe). CommState's plan(), touch(), drop_plans() and class_choices() are
 // defined here. Apart from the state's life cycle so that which plans are made, and how
 // they are kept, can change without touching the communicator's state.
-#include "shim/comm_state.h"
+#include "shim/plan_cache.h"
 
 #include <algorithm>
 #include <atomic>
@@ -26,6 +26,7 @@
 #include "planner/segments.h"
 #include "planner/select.h"
 #include "planner/validate.h"
+#include "shim/comm_state.h"
 #include "shim/executor.h"
 #include "shim/runtime.h"
 #include "shim/trials_driver.h"

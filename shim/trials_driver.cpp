@@ -18,6 +18,7 @@
 
 #include "planner/describe.h"
 #include "planner/learn.h"
+#include "shim/comm_state.h"
 #include "shim/runtime.h"
 #include "shim/save_rules.h"
 

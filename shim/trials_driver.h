@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "shim/comm_state.h"
+#include "shim/plan_cache.h"
 
 namespace canopy::shim {
 
