@@ -2,156 +2,39 @@
 // and freed with it: a private duplicate for Canopy's own messages (they can never
 // match the application's), the plans already made for it, and scratch memory reused
 // from call to call.
+//
+// CommState is one class whose member functions are defined by responsibility, one file
+// each, the sections below saying which: shim/comm_state.cpp the state's life cycle,
+// its private communicator and agreements; shim/plan_cache.cpp the plan cache and the
+// making of plans (what a plan is: shim/plan_cache.h); shim/trials_driver.cpp auto's
+// trials after each call and CANOPY_LEARN; shim/node_resources.cpp the staging ring and
+// CANOPY_RING_AFTER.
 #pragma once
 
 #include <mpi.h>
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <list>
 #include <functional>
+#include <list>
 #include <memory>
-#include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
-#include "planner/schedule.h"
+#include "planner/cost_model.h"
 #include "planner/learn.h"
-#include "planner/size_class.h"
 #include "planner/staged.h"
-#include "planner/trials.h"
 #include "planner/topology.h"
-#include "shim/call_stats.h"
 #include "shim/executor.h"
 #include "shim/fallback.h"
+#include "shim/plan_cache.h"
 #include "shim/staging.h"
 #include "shim/thread_lock.h"
 
 namespace canopy::shim {
-
-// One way to run a call: a Canopy schedule, or the native MPI collective.
-struct Candidate {
-  bool native = false;
-  // This rank's view of the schedule (Schedule::view_rank), made for the plan's count
-  // (a size class's representative count, or the exact count): the only steps this
-  // rank keeps, whatever the communicator's size.
-  planner::Schedule schedule;
-  double predicted = 0;               // seconds under the cost model (schedules only)
-  bool rank_needs_workspace = false;  // this rank writes an accumulator it does not own
-  RecordCache stats;                  // where its calls are counted (CANOPY_TIMING/_REPORT)
-  // The native candidate's records, one per reason it runs for (a trial, auto's
-  // choice, ...), found on first use: looking a record up builds its key and takes a
-  // lock, which at 8 bytes on 2 ranks cost more than the native call itself.
-  std::array<RecordCache, kFallbackReasons> native_stats{};
-  // What identifies the schedule on every rank (the views differ from rank to rank):
-  // a hash of how it was planned, for CANOPY_VERIFY, and the log's id of it.
-  std::uint64_t fingerprint = 0;
-  std::string schedule_id;
-  // The segments cut for the count last run (planner::rescale_segments of the view's
-  // own), kept because programs repeat counts.
-  std::int64_t layout_count = -1;
-  std::vector<planner::Segment> layout;
-  // The executor's local shortcuts for this rank's steps (shim/executor.h), made on
-  // first use: [0] when the input is separate, [1] in place (MPI_IN_PLACE at the root).
-  std::array<std::vector<Fused>, 2> fusions;
-  bool fusions_made[2] = {false, false};
-  const std::vector<Fused>& fusions_for(int rank, bool input_is_accumulator);
-  // How its predicted time moves with the model's alpha, beta, gamma and copy
-  // (planner/learn.h), when the communicator learns; zero otherwise.
-  planner::ModelGradient gradient{};
-  planner::Choice choice;  // what the schedule was built from (schedules only)
-  std::string name() const { return native ? "native" : schedule.algorithm; }
-  // The segments for a call of `count` elements, or null when this schedule cannot be
-  // cut for it (then the count gets a plan of its own).
-  const std::vector<planner::Segment>* segments_for(std::int64_t count);
-};
-
-// What Canopy runs for one kind of call. With CANOPY_*_ALGO=auto the first calls
-// are trials (planner/trials.h): the model's best schedules run in rounds, the ranks
-// agree on the times after each round, the best runs, and at the plan's
-// CANOPY_AUTO_NATIVE_AFTER-th call native MPI and that schedule run rounds of their own;
-// native stays unless a schedule is measured faster; a decision is checked again later
-// (CANOPY_AUTO_RECHECK). The calls and the agreements are identical on every rank.
-struct CachedPlan {
-  std::vector<Candidate> candidates;
-  planner::Trials trials{1, -1, planner::TrialSettings{}};  // decided at once unless replaced
-  std::string native_reason;          // why only native is possible, for the log
-  FallbackReason native_why = FallbackReason::PlanningError;  // the same, as a counted reason
-  // Where native_why is AutoBelowThreshold: the model's price of the best schedule, which
-  // CANOPY_RING_AFTER adds up (CommState::after_cheap_call).
-  double cheap_price = 0;
-
-  long calls = 0;  // calls made with the plan, trials included
-  // Where CANOPY_SAVE_RULES noted its last decision (shim/save_rules.h; kNotNoted: none).
-  std::size_t noted_decision = static_cast<std::size_t>(-1);
-
-  bool trialling() const { return !trials.decided(); }
-  int current() const { return trials.current(); }
-  // Whether this call (the calls-th) of a decided plan is one the model learns from:
-  // calls 16, 64, 256, ... (x4) up to 4096, then every 4096th. The same on every rank.
-  // A plan whose schedule runs until native MPI's trial (Trials::waiting_for_native)
-  // learns as a decided one: its calls are that schedule's.
-  bool sample_due() const {
-    if ((trialling() && !trials.waiting_for_native()) || calls < 16) return false;
-    if (calls >= 4096) return calls % 4096 == 0;
-    return (calls & (calls - 1)) == 0 && (calls & 0x5555555555555555L) != 0;
-  }
-  std::size_t bytes_held() const;  // memory the plan keeps (views, layouts), for the report
-};
-
-// What auto priced for a size class at the first root that met it (with trials: the
-// schedules' choices, in candidate order), and, once a root's trials have decided, what
-// they chose. A root that meets the class later builds these choices for itself
-// instead of pricing every algorithm again (at 16 ranks, 1 MiB, pricing is most of a
-// plan), and takes a decided choice without trials. Where the communicator has no
-// topology only: one node or a homogeneous network, where roots are alike.
-struct ClassChoices {
-  std::vector<planner::Choice> picks;
-  int priced_root = 0;    // the root they were priced at
-  int decided_root = -1;  // the root whose trials decided (-1: none yet)
-  bool native = false;    // what they decided: native MPI, or picks[chosen]
-  int chosen = -1;
-};
-
-// Identifies calls that get the same plan; every field is identical on all ranks. A
-// plan serves a size class of messages (planner/size_class.h) unless `exact_count` is
-// set: with CANOPY_SEGMENT_BYTES or CANOPY_CONFIG rules (a forced segment size and a
-// rule's byte range apply exactly), and for a count the class's schedule cannot be
-// cut for.
-struct PlanKey {
-  planner::Collective collective;
-  int root;
-  int size_class;
-  std::int64_t element_bytes;
-  bool commutative;
-  std::int64_t exact_count = -1;
-  bool operator==(const PlanKey& o) const {
-    return collective == o.collective && root == o.root && size_class == o.size_class &&
-           element_bytes == o.element_bytes && commutative == o.commutative && exact_count == o.exact_count;
-  }
-};
-
-struct PlanKeyHash {
-  std::size_t operator()(const PlanKey& k) const {
-    std::size_t h = std::hash<std::int64_t>()(k.exact_count);
-    h = h * 31 + static_cast<std::size_t>(k.size_class);
-    h = h * 31 + std::hash<std::int64_t>()(k.element_bytes);
-    h = h * 31 + static_cast<std::size_t>(k.root);
-    return h * 4 + static_cast<std::size_t>(k.collective) * 2 + (k.commutative ? 1 : 0);
-  }
-};
-
-// The plan cache's counts over the whole process (every communicator), for the report.
-struct PlanCacheStats {
-  long hits = 0;
-  long plans = 0;      // misses: plans made
-  long evictions = 0;  // plans dropped for the size limit
-  long most_held = 0;  // the most plans one communicator held at once
-  std::size_t most_bytes = 0;  // the most memory one communicator's plans held at once
-};
 
 // Grow-only scratch memory, 64-byte aligned; contents are not kept across calls.
 class Workspace {
@@ -167,12 +50,19 @@ class Workspace {
   std::size_t capacity_ = 0;
 };
 
+// The MPI_COMM_WORLD rank of each rank of `comm`, in communicator order (a local group
+// translation, the same on every rank); empty when one is a process from outside
+// MPI_COMM_WORLD.
+std::vector<int> world_ranks_of(MPI_Comm comm, int size);
+
 class CommState {
   using PlanList = std::list<std::pair<PlanKey, std::unique_ptr<CachedPlan>>>;
 
  public:
   // Where a plan sits in its communicator's cache (for touch()).
   using PlanHandle = PlanList::iterator;
+
+  // ---- Life cycle, private communicator, agreements: shim/comm_state.cpp ----------
 
   // The state of `comm`, created on first use. Creating it duplicates the
   // communicator, which is collective: call it only where every rank of `comm` calls
@@ -192,6 +82,38 @@ class CommState {
   // How many states are alive in this process (canopy_live_comm_states).
   static long live_states();
 
+  // Canopy's private duplicate of the communicator, for its own messages and
+  // agreements: made by private_ready(), which every rank calls at the same call (the
+  // first that runs a schedule, a trial or a CANOPY_VERIFY agreement), so that calls
+  // that all stay native never make it. False where MPI_Comm_dup failed (then, and for
+  // every later call, native MPI runs: the same on every rank, as the failure is).
+  bool private_ready();
+  MPI_Comm comm() const { return private_comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // CANOPY_VERIFY: whether every rank of the communicator passes the same `hash`
+  // (collective on comm(): one MPI_Allreduce of two 64-bit words).
+  bool agree(std::uint64_t hash);
+
+  // The maximum over the ranks of each of `values` (collective on comm(); waited for
+  // politely where a node runs more ranks than cores).
+  bool agree_max(std::vector<double>& values);
+
+  Workspace& workspace() { return workspace_; }
+  ExecutorScratch& executor_scratch() { return executor_scratch_; }
+
+  // The network under this communicator's ranks (the world topology restricted to
+  // them), null when there is none or they all share one node.
+  const std::shared_ptr<const planner::Topology>& topology() const { return topology_; }
+
+  ~CommState();
+
+  // MPI attribute delete callback: the application freed the communicator.
+  static int delete_attribute_callback(MPI_Comm comm, int keyval, void* value, void* extra);
+
+  // ---- The plan cache: shim/plan_cache.cpp ----------------------------------------
+
   // At most this many plans, holding at most this much memory, are kept per
   // communicator; the least recently used go first. Plans are per size class (a
   // hundred classes cover 8 B to 1 GiB) and root, and a plan keeps this rank's view only
@@ -204,16 +126,6 @@ class CommState {
   // Lookups that found their plan, over every communicator (counted on the hot path
   // without a lock below MPI_THREAD_MULTIPLE).
   static std::atomic<long> cache_hits;
-
-  // Canopy's private duplicate of the communicator, for its own messages and
-  // agreements: made by private_ready(), which every rank calls at the same call (the
-  // first that runs a schedule, a trial or a CANOPY_VERIFY agreement), so that calls
-  // that all stay native never make it. False where MPI_Comm_dup failed (then, and for
-  // every later call, native MPI runs: the same on every rank, as the failure is).
-  bool private_ready();
-  MPI_Comm comm() const { return private_comm_; }
-  int rank() const { return rank_; }
-  int size() const { return size_; }
 
   // The plan for `key`, made (and logged) on first use, for `count` elements: the count
   // of the class's first call, which every rank makes alike (MPI orders a
@@ -230,9 +142,7 @@ class CommState {
   // or a handle, taken before is then no longer to be used.
   static std::uint64_t generation() { return generation_.load(std::memory_order_relaxed); }
 
-  // CANOPY_VERIFY: whether every rank of the communicator passes the same `hash`
-  // (collective on comm(): one MPI_Allreduce of two 64-bit words).
-  bool agree(std::uint64_t hash);
+  // ---- auto's trials and CANOPY_LEARN: shim/trials_driver.cpp ---------------------
 
   // Records how long this rank took for the current call of `plan` while it is
   // trialling; at the end of a round, agrees with the other ranks on the times
@@ -243,10 +153,6 @@ class CommState {
   // it towards the recheck of its choice (planner::Trials::count_decided_call). True
   // where a recheck begins, which rank 0 says at debug level.
   bool count_decided_call(CachedPlan& plan, const PlanKey& key) const;
-
-  // The maximum over the ranks of each of `values` (collective on comm(); waited for
-  // politely where a node runs more ranks than cores).
-  bool agree_max(std::vector<double>& values);
 
   // CANOPY_LEARN: a call of `c` took `seconds` on this rank; the ranks agree on the
   // slowest (collective on comm()) and the model learns from it (planner/learn.h).
@@ -264,6 +170,8 @@ class CommState {
   // Sets the learned prediction on the records of its candidates' calls (for the
   // report); done when the state is freed.
   void stamp_learned_predictions() const;
+
+  // ---- Node resources (the staging ring): shim/node_resources.cpp -----------------
 
   // The staging rings of this communicator's nodes (shim/staging.h), made on the first
   // call that needs them, with the entries (and their size) its schedule names: collective on comm()
@@ -300,19 +208,8 @@ class CommState {
   void free_staging_ring() { staging_.reset(); }
   const StagingRing* staging() const { return staging_.get(); }
 
-  Workspace& workspace() { return workspace_; }
-  ExecutorScratch& executor_scratch() { return executor_scratch_; }
-
-  // The network under this communicator's ranks (the world topology restricted to
-  // them), null when there is none or they all share one node.
-  const std::shared_ptr<const planner::Topology>& topology() const { return topology_; }
-
-  ~CommState();
-
-  // MPI attribute delete callback: the application freed the communicator.
-  static int delete_attribute_callback(MPI_Comm comm, int keyval, void* value, void* extra);
-
  private:
+  // ---- The state: shim/comm_state.cpp ---------------------------------------------
   CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size,
             std::shared_ptr<const planner::Topology> topology);
 
@@ -325,6 +222,7 @@ class CommState {
   std::shared_ptr<const planner::Topology> topology_;  // fixed when the state is made
   // The most of its ranks one node holds (the ring's size follows it, planner/staged.h).
   int ranks_per_node() const { return topology_ ? planner::largest_node(*topology_) : size_; }
+  // ---- Learning: shim/trials_driver.cpp -------------------------------------------
   // CANOPY_LEARN: the model refitted to this communicator's agreed measurements (the
   // same on every rank: every rank feeds it the same agreed times in the same order).
   static constexpr std::size_t kLearnSamples = 64;
@@ -333,6 +231,7 @@ class CommState {
   std::vector<planner::ModelSample> samples_;
   // Adds an agreed time of a call of `c` and refits the model.
   void learn(const Candidate& c, double seconds);
+  // ---- The plan cache: shim/plan_cache.cpp ----------------------------------------
   // The plan cache, most recently used first, bounded by kMaxPlans. Eviction is the
   // same on every rank: every rank of a communicator makes the same sequence of
   // collective calls on it, hence the same sequence of plan() lookups. A plan evicted
@@ -346,8 +245,19 @@ class CommState {
   // uncontended lock per call); an erroneous one still gets wrong results, but the
   // cache's lists stay intact.
   ThreadLock plans_lock_;
+  // ClassChoices by the key without its root (root -1), the first made first; at most
+  // kClassChoices, the oldest dropped first (alike on every rank: every rank makes the
+  // same plans at the same calls).
+  std::list<std::pair<PlanKey, ClassChoices>> class_choices_;
+  static constexpr std::size_t kClassChoices = 256;
+  ClassChoices* class_choices(const PlanKey& key);
+  // Drops the cached plans `drop` says (a changed generation: shortcuts to them go);
+  // called where every rank drops alike.
+  void drop_plans(const std::function<bool(const PlanKey&, const CachedPlan&)>& drop);
+  // ---- Scratch memory, reused from call to call -----------------------------------
   Workspace workspace_;
   ExecutorScratch executor_scratch_;
+  // ---- Node resources (the staging ring): shim/node_resources.cpp -----------------
   std::unique_ptr<StagingRing> staging_;
   std::vector<int> ring_world_ranks_;  // the processes staging_ serves (for StagingRing::park)
   bool staging_failed_ = false;
@@ -363,15 +273,6 @@ class CommState {
   // Cheap plans whose native calls are warm, to be made with trials at their next lookup.
   std::unordered_set<PlanKey, PlanKeyHash> warm_cheap_keys_;
   bool drop_warm_plans_ = false;
-  // ClassChoices by the key without its root (root -1), the first made first; at most
-  // kClassChoices, the oldest dropped first (alike on every rank: every rank makes the
-  // same plans at the same calls).
-  std::list<std::pair<PlanKey, ClassChoices>> class_choices_;
-  static constexpr std::size_t kClassChoices = 256;
-  ClassChoices* class_choices(const PlanKey& key);
-  // Drops the cached plans `drop` says (a changed generation: shortcuts to them go);
-  // called where every rank drops alike.
-  void drop_plans(const std::function<bool(const PlanKey&, const CachedPlan&)>& drop);
 };
 
 }  // namespace canopy::shim

@@ -530,7 +530,7 @@ void StagingRing::probe_direct(MPI_Comm comm, const Layout& layout, bool fail) {
   }
   // Each rank keeps its own reason, or, where its own probe worked, that another rank's
   // failed: naming the failing rank's reason everywhere would take another collective,
-  // and only rank 0's line is printed (comm_state.cpp).
+  // and only rank 0's line is printed (node_resources.cpp).
   direct_why_ = mine.empty() ? std::string("cross-memory attach failed on another rank of the node") : mine;
 }
 

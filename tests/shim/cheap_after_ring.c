@@ -1,6 +1,6 @@
 /* cheap_after_ring: reduces and bcasts that auto keeps native for being cheap (priced
  * under CANOPY_AUTO_NATIVE_BELOW) are trialled again once the communicator has a
- * staging ring and native MPI has run them 256 times (shim/comm_state.cpp,
+ * staging ring and native MPI has run them 256 times (shim/plan_cache.cpp,
  * make_cached_plan): --calls reduces and bcasts of 4 ints on a duplicate of
  * MPI_COMM_WORLD, then one of 1 MiB (whose staged schedule makes the ring), then
  * --calls more of 4 ints. Every result is checked; with Canopy preloaded the last line

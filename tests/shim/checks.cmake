@@ -410,7 +410,7 @@ foreach(case "0.5;1-6;auto" "0;0;auto" "0.5;1-6;off")
                        LABELS "mpi;preload" TIMEOUT 120)
 endforeach()
 
-# A size class at several roots is priced once (shim/comm_state.h, ClassChoices): 3 ranks,
+# A size class at several roots is priced once (shim/plan_cache.h, ClassChoices): 3 ranks,
 # 64 KiB at root 0 until its trials decide, then at roots 1 and 2, which take that
 # decision without trials (2 roots x 2 collectives); then 1 MiB at rotating roots from
 # the first call, where roots 1 and 2 build the candidates priced at root 0 (4 more).

@@ -1,7 +1,7 @@
 /* ring_reuse: a freed communicator's staging ring is taken over by the next
  * communicator over the same processes, and only where every rank still holds it
  * (shim/staging.h); and a communicator of a shape seen before gets copies of the plans
- * made then (shim/comm_state.cpp, PlanRecipe). Run on 3 ranks with the staged
+ * made then (shim/plan_cache.cpp, PlanRecipe). Run on 3 ranks with the staged
  * algorithms forced and CANOPY_LOG_LEVEL=debug; checks.cmake counts the log lines. In
  * order:
  *   1. four communicators duplicated from MPI_COMM_WORLD, each used and freed: the

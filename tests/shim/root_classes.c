@@ -3,7 +3,7 @@
  * root 0's decision, without trials); then 1 MiB at rotating roots from the first call
  * (every root after the first builds the candidates priced at root 0 and trials them).
  * Every result is checked. Canopy's info log says which plans were taken from another
- * root (shim/comm_state.h, ClassChoices). Options: --seed=N.
+ * root (shim/plan_cache.h, ClassChoices). Options: --seed=N.
  */
 #include "canopy_check.h"
 

@@ -1,0 +1,626 @@
+// The plan cache of a communicator: what a plan is made from and how (make_cached_plan:
+// the planner prices the algorithms, the best are built as this rank's views and checked,
+// and with auto their trials set up), the cache of plans per PlanKey, bounded and least
+// recently used first, the choices a size class's first root shares with the others
+// (ClassChoices), and the plans remembered for communicators of a shape seen before
+// (PlanRecipe). CommState's plan(), touch(), drop_plans() and class_choices() are
+// defined here. Apart from the state's life cycle so that which plans are made, and how
+// they are kept, can change without touching the communicator's state.
+#include "shim/plan_cache.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "planner/describe.h"
+#include "planner/fnv1a.h"
+#include "planner/learn.h"
+#include "planner/registry.h"
+#include "planner/segments.h"
+#include "planner/select.h"
+#include "planner/validate.h"
+#include "shim/comm_state.h"
+#include "shim/executor.h"
+#include "shim/runtime.h"
+#include "shim/trials_driver.h"
+
+namespace canopy::shim {
+
+namespace {
+
+// FNV-1a over how a schedule was planned (the algorithm, its segment size and the
+// problem): the same on every rank, although each rank keeps only its own steps.
+std::uint64_t plan_fingerprint(const planner::Problem& problem, const planner::Choice& choice) {
+  planner::Fnv1a h;
+  h.bytes(choice.algorithm);
+  for (std::int64_t v : {std::int64_t(problem.collective), std::int64_t(problem.nranks), std::int64_t(problem.root),
+                         problem.count, problem.element_bytes, std::int64_t(problem.commutative), choice.segment_bytes})
+    h.word(static_cast<std::uint64_t>(v));
+  return h.value();
+}
+
+// CANOPY_FAULT=invalid-schedule: a receive from a rank that does not exist, which the
+// validator (and, in a view, the shape check) rejects whatever the schedule was ("bad
+// peer").
+void corrupt(planner::Schedule& s) {
+  if (s.steps.empty()) s.steps.resize(1);
+  s.steps[0].push_back(planner::Step::recv_into_accumulator(s.nranks, 0));
+}
+
+// The whole schedule is built, validated and logged up to this many steps as its
+// algorithm estimates them (planner::whole_steps_of: a tree's 2^16 ranks x
+// segments), cheap next to the calls it serves; beyond, only this rank's view is built
+// and its shape checked: the algorithms' views are proven against their whole
+// schedules by the planner's tests (tests/planner/test_views.cpp). Counted in steps,
+// not ranks x segments: reduce-scatter-gather forced on 4096 ranks has one segment
+// asked for and 50 million steps (3 GB on every rank).
+constexpr std::int64_t kWholeScheduleSteps = std::int64_t{1} << 18;
+
+// One candidate's schedule for this rank: the view, checked, or an error message.
+struct Built {
+  planner::Schedule view;
+  std::string rejected;  // why the validator (or the shape check) refused it
+  // The whole schedule's steps, where it was built (every rank has them alike): how a
+  // candidate that another algorithm already gave, step for step, is recognised.
+  std::vector<std::vector<planner::Step>> whole_steps;
+};
+
+Built build_candidate(const planner::Problem& problem, const planner::Choice& choice, int rank, bool fault,
+                      const PlanKey& key, const planner::Topology* topology, const std::string& id) {
+  Runtime& rt = runtime();
+  // The sizes the plan serves: its class, or its exact count.
+  const std::int64_t first = key.exact_count >= 0 ? problem.bytes() : planner::class_first_bytes(key.size_class);
+  const std::int64_t last = key.exact_count >= 0 ? problem.bytes() : planner::class_last_bytes(key.size_class);
+  Built out;
+  if (planner::whole_steps_of(problem, choice) <= kWholeScheduleSteps) {
+    planner::Schedule whole = planner::build_schedule(problem, choice);
+    if (fault) corrupt(whole);
+    const planner::Validation v = planner::validate(whole);
+    if (!v) {
+      out.rejected = planner::summarize(whole) + ": rejected by the validator: " + v.summary();
+      return out;
+    }
+    rt.schedule_log.record(whole, problem.nranks, choice.predicted, rt.model.spec(), topology, id, first, last);
+    out.view = planner::project(whole, rank);
+    out.whole_steps = std::move(whole.steps);
+    return out;
+  }
+  out.view = planner::build_view(problem, choice, rank);
+  if (fault) corrupt(out.view);
+  std::vector<std::string> errors;
+  if (!planner::check_shape(out.view, errors)) {
+    out.rejected = planner::summarize(out.view) + ": rejected by the shape check: " + errors.front();
+    return out;
+  }
+  rt.schedule_log.record(out.view, problem.nranks, choice.predicted, rt.model.spec(), topology, id, first, last);
+  return out;
+}
+
+bool writes_accumulator(const planner::Schedule& s, int rank) {
+  for (const planner::Step& st : s.steps_of(rank))
+    if (st.kind != planner::StepKind::Send && st.kind != planner::StepKind::Stage &&
+        !(st.kind == planner::StepKind::Recv && st.buffer == planner::Buffer::Slot))
+      return true;
+  return false;
+}
+
+// auto's trials add a coarser segmentation of the best schedule from this many segments.
+constexpr std::size_t kCoarserTrialSegments = 8;
+
+// auto trials the model's runner-up (and the coarser cut) only when priced within this
+// factor of the best: further off, the model would have to be wrong by more than it
+// has been (docs/performance.md: medians of 15% to 81% off).
+constexpr double kTrialPriceRatio = 2.0;
+
+// Native MPI competes in auto mode, at every root (an in-place reduce at a non-zero
+// root, which Debian's MPICH 4.0.2 crashes on, reaches it with a copy:
+// shim/native_reduce.h), except where it is known to mislead: on an oversubscribed node
+// MPICH's first calls are fast and later ones are not (its busy-polling starves the
+// ranks it waits for), so trials cannot judge it.
+bool native_may_compete() { return !runtime().oversubscribed; }
+
+}  // namespace
+
+const std::vector<planner::Segment>* Candidate::segments_for(std::int64_t count) {
+  if (count == schedule.count) return &schedule.segments;
+  if (count != layout_count) {
+    if (!planner::rescale_segments(schedule.segments, schedule.count, count, layout)) return nullptr;
+    layout_count = count;
+  }
+  return &layout;
+}
+
+const std::vector<Fused>& Candidate::fusions_for(int rank, bool input_is_accumulator) {
+  const int k = input_is_accumulator ? 1 : 0;
+  if (!fusions_made[k]) {
+    fusions[k] = shim::fusions_for(schedule, rank, input_is_accumulator);
+    fusions_made[k] = true;
+  }
+  return fusions[k];
+}
+
+std::size_t CachedPlan::bytes_held() const {
+  std::size_t n = sizeof(CachedPlan);
+  for (const Candidate& c : candidates) {
+    n += sizeof(Candidate) + (c.schedule.segments.capacity() + c.layout.capacity()) * sizeof(planner::Segment);
+    for (const auto& steps : c.schedule.steps) n += steps.capacity() * sizeof(planner::Step);
+  }
+  return n;
+}
+
+namespace {
+
+// The plan cache's counts over every communicator (PlanCacheStats); guarded because
+// threads may plan on different communicators at once.
+ThreadLock cache_stats_mutex;
+PlanCacheStats cache_counts;
+
+// A candidate of `pick` for `rank`: its schedule's view, identity and price, or the
+// reason the validator rejected it (`rejected`; the candidate is then empty).
+struct CandidateBuild {
+  Candidate candidate;
+  std::string rejected;
+  std::vector<std::vector<planner::Step>> whole_steps;  // Built::whole_steps
+};
+
+CandidateBuild candidate_for(const planner::Problem& problem, const planner::Choice& pick, int rank,
+                             const PlanKey& key, const planner::Topology* topology, bool learning) {
+  CandidateBuild out;
+  Candidate& c = out.candidate;
+  c.fingerprint = plan_fingerprint(problem, pick);
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(c.fingerprint));
+  c.schedule_id = id;
+  Built built =
+      build_candidate(problem, pick, rank, runtime().settings.fault == "invalid-schedule", key, topology, c.schedule_id);
+  if (!built.rejected.empty()) {
+    out.rejected = std::move(built.rejected);
+    return out;
+  }
+  c.rank_needs_workspace = writes_accumulator(built.view, rank);
+  c.schedule = std::move(built.view);
+  c.predicted = pick.predicted;
+  c.choice = pick;
+  if (learning) c.gradient = planner::price_gradient(problem, pick);
+  out.whole_steps = std::move(built.whole_steps);
+  return out;
+}
+
+// What a plan is made from (besides the topology and another root's choices): equal
+// recipes make equal plans (remembered_plan).
+struct PlanRecipe {
+  PlanKey key;
+  std::int64_t count;
+  int rank, size;
+  planner::CostModel model;
+  bool learning, staging, direct, trial_cheap;
+  bool operator==(const PlanRecipe& o) const {
+    return key == o.key && count == o.count && rank == o.rank && size == o.size && learning == o.learning &&
+           staging == o.staging && direct == o.direct && trial_cheap == o.trial_cheap && model == o.model;
+  }
+};
+
+// The candidates for `recipe.key` on `recipe.rank` of a communicator of `recipe.size`
+// ranks: priced by the planner (planner/select.h), the best ones built as this rank's views.
+std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
+                                             const std::shared_ptr<const planner::Topology>& topology,
+                                             const ClassChoices* adopt) {
+  const PlanKey& key = recipe.key;
+  const std::int64_t count = recipe.count;
+  const int rank = recipe.rank, size = recipe.size;
+  const planner::CostModel& model = recipe.model;
+  const bool learning = recipe.learning, staging = recipe.staging, direct = recipe.direct;
+  const bool trial_cheap = recipe.trial_cheap;
+  Runtime& rt = runtime();
+  auto made = std::make_unique<CachedPlan>();
+  planner::Problem problem;
+  problem.collective = key.collective;
+  problem.nranks = size;
+  problem.root = key.root;
+  problem.count = count;
+  problem.element_bytes = key.element_bytes;
+  problem.commutative = key.commutative;
+  problem.model = model;
+  problem.topology = topology;
+  if (staging) problem = planner::with_staging_ring(problem);
+  problem.direct_access = staging && direct;
+  // The global settings, or what a CANOPY_CONFIG rule says for this size (rules come
+  // with exact counts: PlanKey).
+  const config::Choice choice = rt.settings.choice_for(key.collective, problem.bytes(), size, key.commutative);
+  planner::Request request;
+  request.algorithm = choice.algorithm;
+  request.segment_bytes = choice.segment_bytes;
+  // Another root's trials decided this class: its choice runs, without trials.
+  const bool adopt_decision = adopt && adopt->decided_root >= 0;
+  const bool tune = request.algorithm == "auto" && rt.settings.auto_trials > 0 && !adopt_decision;
+  const bool rule_says_native = request.algorithm == "native";
+  const bool native_competes = tune && native_may_compete();
+  if (adopt_decision && adopt->native) {
+    made->native_why = FallbackReason::AutoChoseNative;
+    made->candidates.emplace_back().native = true;
+    if (rank == 0)
+      rt.log->info("auto: {} on {} ranks, root {}: native MPI, as the trials at root {} chose for this size class "
+                   "(no trials)",
+                   planner::to_string(key.collective), size, key.root, adopt->decided_root);
+    return made;
+  }
+  if (!rule_says_native && adopt) try {
+    // Built from the choices priced at another root of this class (or the one its
+    // trials chose), not priced again.
+    const std::vector<planner::Choice> picks =
+        adopt_decision ? std::vector<planner::Choice>{adopt->picks[adopt->chosen]} : adopt->picks;
+    for (const planner::Choice& pick : picks) {
+      CandidateBuild built = candidate_for(problem, pick, rank, key, topology.get(), learning);
+      if (!built.rejected.empty()) return nullptr;  // priced afresh instead
+      made->candidates.push_back(std::move(built.candidate));
+    }
+    if (rank == 0 && rt.log->should_log(spdlog::level::info)) {
+      if (adopt_decision)
+        rt.log->info("auto: {} on {} ranks, root {}: {}, as the trials at root {} chose for this size class (no trials)",
+                     planner::to_string(key.collective), size, key.root, trial_name(made->candidates.front()),
+                     adopt->decided_root);
+      else
+        rt.log->info("auto: {} on {} ranks, root {}: trials of the candidates priced at root {} for this size class",
+                     planner::to_string(key.collective), size, key.root, adopt->priced_root);
+    }
+  } catch (const std::exception&) {
+    return nullptr;  // an adopted choice declines this root: priced afresh instead
+  }
+  // The model's price of the best point-to-point schedule: what native MPI's own
+  // algorithms are, for sizing native's trial batch (below).
+  double point_to_point_price = 0;
+  if (!rule_says_native && !adopt) try {
+    // The model's best schedules (two when tuning, so a wrong model can be overruled),
+    // each checked before it may run.
+    std::vector<planner::Choice> ranked;
+    if (rt.settings.fault == "planner-error") throw planner::PlanError("injected by CANOPY_FAULT=planner-error");
+    try {
+      ranked = planner::rank_choices(problem, request);
+    } catch (const planner::PlanError& e) {
+      if (request.algorithm == "auto") throw;
+      // A forced algorithm may decline a call (e.g. a commutative-only one meeting a
+      // non-commutative op). The user asked for a schedule of Canopy's, so the model's
+      // best algorithm runs (this also kept such calls off MPICH 4.0.2's crash on
+      // in-place reduces at non-zero roots before native calls got a copy there).
+      // Said once per process and collective; later cases at debug level.
+      static std::atomic<bool> said[planner::kCollectives];
+      const bool first = !said[static_cast<int>(key.collective)].exchange(true);
+      if (rank == 0)
+        rt.log->log(first ? spdlog::level::warn : spdlog::level::debug,
+                    "{} cannot plan {} on {} ranks ({}); using the model's best algorithm{}",
+                    choice.algorithm_origin, planner::to_string(key.collective), size, e.what(),
+                    first ? " (further cases at debug level)" : "");
+      request.algorithm = "auto";
+      ranked = planner::rank_choices(problem, request);
+    }
+    // Trials also try the model's best algorithm with segments four times as large when
+    // it cuts the message into many: what one more message costs is what the model
+    // knows least (on the test bed, 6 ranks on 2 cores over tcp, about 1.7 ms where
+    // the idle ping-pong says 30 us, so 22 segments of a 1 MiB bcast ran at 100 ms
+    // where 4 ran at 72). Only when the planner chooses the segment size.
+    std::size_t wanted = tune ? 2 : 1;
+    if (tune && request.segment_bytes < 0) {
+      planner::Problem cut = problem;
+      cut.segment_bytes = ranked.front().segment_bytes;
+      const std::vector<planner::Segment> layout = planner::problem_segments(cut);
+      if (layout.size() >= kCoarserTrialSegments) {
+        std::int64_t largest = 0;
+        for (const planner::Segment& seg : layout) largest = std::max(largest, seg.count);
+        planner::Request coarser{ranked.front().algorithm, 4 * largest * problem.element_bytes};
+        try {
+          planner::Choice variant = planner::rank_choices(problem, coarser).front();
+          ranked.insert(ranked.begin() + std::min<std::size_t>(2, ranked.size()), std::move(variant));
+          wanted = 3;
+        } catch (const planner::PlanError&) {
+          // The algorithm declines that segment size: the usual two candidates compete.
+        }
+      }
+    }
+    // Trials also try the ring's best schedule where the model ranks it below those, and
+    // the best of the other node mechanism (cross-memory attach against the ring's
+    // entries; planner::bring_staged_forward says why), still within kTrialPriceRatio
+    // below, but for the best direct schedule, trialled whatever its price: the model
+    // learns a direct copy's price from those trials alone (per byte and per copy, which
+    // one size cannot tell apart), and a direct schedule priced out of one size's trials
+    // is never measured again. Measured: 2 ranks on the AMD EPYC VM, a 64 KiB trial
+    // taught 1.6e-10 s/B and 1.5 us a copy, which priced cma-bcast at 256 KiB at 18.4 us,
+    // twice the ring's price, where it runs in 9-12, and 1 MiB at 69.6 (it took 28-31).
+    if (tune && staging && request.algorithm == "auto")
+      wanted += planner::bring_staged_forward(ranked, wanted, problem.collective);
+    const double best_price = ranked.front().predicted;
+    for (const planner::Choice& c : ranked) {
+      const planner::Algorithm* a = planner::find_algorithm(problem.collective, c.algorithm);
+      if (a && !a->staged) {
+        point_to_point_price = c.predicted;
+        break;
+      }
+    }
+    // CANOPY_AUTO_NATIVE_BELOW (5 us by default): where native MPI may compete and the
+    // model prices the best schedule under it, native runs and nothing is built or
+    // trialled. Such calls are latency, where MPI's own short path is as good as a
+    // point-to-point schedule gets (two ranks: 0.3-0.5 us for 8 B to 1 KiB natively, no
+    // such schedule faster), and trials of calls this short measure the clock and the
+    // first calls' warm-up more than the calls (1 rank, 8 B: native measured 56 ns in
+    // trials, 21 ns after). Not once `trial_cheap`: the communicator's staging ring
+    // exists and native MPI has run this plan's calls kWarmNativeCalls times
+    // (CommState::native_warmed). Through the ring such calls often beat MPI's short path
+    // (2 ranks, MPICH 4.0.2, back to back: reduce 8 B 0.14-0.26 us against 0.28-0.41,
+    // 4 KiB 0.50-0.58 against 1.4-2.1; 16 ranks, 4 KiB 5.6-7.4 against 11-16; Open MPI
+    // 4.1, bcast 4 KiB 0.48-0.54 against 2.3-3.1), but native MPI's first calls of a
+    // size are slow for hundreds of calls (2 ranks, right after 1 MiB calls: Open MPI's
+    // 8 B reduce 7.8 us a call over the first 16, 0.28 over 1024, 0.11 warm; MPICH's 4 KiB
+    // bcast 10.4, 1.0 and 0.36-0.58), and trials among those chose the ring where warm
+    // native is faster. A broadcast's trials also once misled with batches that did not
+    // fill the ring (16 ranks, 8 B shm-bcast 0.6-1.0 us in trials, 3.1-3.7 back to back,
+    // against Open MPI's 0.75); they outlast it now (planner::trial_batch).
+    // Where the model learns, the starting model must price it that short too
+    // (planner::below_trial_threshold says why).
+    const bool ring_beats_short_path = staging && trial_cheap;
+    const bool short_call =
+        learning ? planner::below_trial_threshold(problem, ranked.front(), rt.model, rt.settings.auto_native_below)
+                 : best_price < rt.settings.auto_native_below;
+    if (native_competes && !ring_beats_short_path && short_call) {
+      made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
+      made->cheap_price = best_price;
+      wanted = 0;
+    }
+    std::vector<std::vector<std::vector<planner::Step>>> kept_steps;  // of the candidates kept, where built whole
+    bool direct_tried = false;  // the best direct schedule is among the candidates
+    for (const planner::Choice& pick : ranked) {
+      if (made->candidates.size() == wanted) break;
+      // A schedule the model prices far above the best is not worth a trial (but for the
+      // best direct one, above).
+      const planner::Algorithm* algorithm = planner::find_algorithm(problem.collective, pick.algorithm);
+      const bool best_direct = tune && !direct_tried && algorithm && algorithm->direct;
+      if (!made->candidates.empty() && !best_direct && pick.predicted > kTrialPriceRatio * best_price) continue;
+      direct_tried = direct_tried || best_direct;
+      CandidateBuild built = candidate_for(problem, pick, rank, key, topology.get(), learning);
+      if (!built.rejected.empty()) {
+        if (rank == 0) rt.log->warn("{}", built.rejected);
+        continue;
+      }
+      // On few ranks several algorithms build the same schedule (on 2 ranks every tree
+      // is one message): one trial of it is enough. Decided from the whole schedule,
+      // which every rank has alike.
+      if (!built.whole_steps.empty() &&
+          std::find(kept_steps.begin(), kept_steps.end(), built.whole_steps) != kept_steps.end())
+        continue;
+      if (!built.whole_steps.empty()) kept_steps.push_back(std::move(built.whole_steps));
+      made->candidates.push_back(std::move(built.candidate));
+    }
+    if (made->candidates.empty() && wanted > 0) {
+      made->native_why = FallbackReason::ValidatorRejected;
+      throw planner::PlanError("every schedule failed validation");
+    }
+  } catch (const std::exception& e) {
+    // Deterministic: every rank gets the same error for the same key.
+    made->candidates.clear();
+    made->native_reason = e.what();
+  }
+  int native_index = -1;
+  if (made->candidates.empty() || native_competes) {
+    Candidate native;
+    native.native = true;
+    native_index = static_cast<int>(made->candidates.size());
+    made->candidates.push_back(std::move(native));
+  }
+  if (tune && made->candidates.size() > 1) {
+    planner::TrialSettings trial;
+    trial.rounds = rt.settings.auto_trials;
+    // Each candidate's batch (planner::trial_batches says how).
+    std::vector<planner::TrialCandidate> shapes;
+    for (const Candidate& c : made->candidates) {
+      const bool staged = !c.native && c.schedule.staging_entries > 0;
+      shapes.push_back({c.native, c.predicted, staged ? c.schedule.staging_entries : 0,
+                        staged ? static_cast<int>(c.schedule.segments.size()) : 1});
+    }
+    trial.batches = planner::trial_batches(shapes, point_to_point_price);
+    // Native MPI's trial waits (CANOPY_AUTO_NATIVE_AFTER, planner/trials.h), except for a
+    // cheap plan trialled through the ring: native has run its calls 256 times already.
+    if (!trial_cheap) trial.native_after = rt.settings.auto_native_after;
+    trial.recheck_share = rt.settings.auto_recheck;  // CANOPY_AUTO_RECHECK (planner/trials.h)
+    made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
+  }
+
+  if (rule_says_native) made->native_why = FallbackReason::Configured;  // counted and said when it runs
+  if (!made->native_reason.empty() && rank == 0)
+    rt.log->warn("{} on {} ranks, root {}, {} elements: planning failed ({}); native MPI runs",
+                 planner::to_string(key.collective), size, key.root, problem.count, made->native_reason);
+  if (rank == 0 && rt.log->should_log(spdlog::level::info))
+    for (const Candidate& c : made->candidates) {
+      if (c.native) continue;
+      std::string text = planner::describe_schedule(c.schedule, rt.log->should_log(spdlog::level::debug));
+      if (!text.empty() && text.back() == '\n') text.pop_back();
+      const std::string sizes =
+          key.exact_count >= 0 ? "" : fmt::format(" (for {}..{} B)", planner::class_first_bytes(key.size_class),
+                                                   planner::class_last_bytes(key.size_class));
+      rt.log->info("new schedule: {}{}; predicted {}\n{}", planner::summarize(c.schedule), sizes,
+                   planner::format_seconds(c.predicted), text);
+    }
+  if (rank == 0) log_native_wait(*made, key, size);
+  return made;
+}
+
+// Plans made before, for communicators of the same shape. A plan is a pure function of
+// what it is made from: its key, the count it is made for, this rank and the
+// communicator's size, the cost model, whether a ring is offered (and the process's
+// settings, fixed at MPI_Init). A communicator like one before (a program that splits a
+// communicator, uses it and frees it, again and again) gets a copy of the plan made then,
+// as it was made (its trials not begun), instead of pricing every algorithm again:
+// 2 ranks, a new communicator's 64 KiB reduce and bcast planned in about 150 us. Only
+// where no topology is known: a topology is the world's restricted to the ranks, and
+// comparing it would cost what it saves. Every rank gets the same plan whether it
+// remembered one or not, so what each rank remembers may differ.
+constexpr std::size_t kRememberedPlans = 64;
+constexpr std::size_t kRememberedPlanBytes = std::size_t{4} << 20;
+ThreadLock remembered_mutex;
+std::list<std::pair<PlanRecipe, std::unique_ptr<const CachedPlan>>> remembered;  // most recent first
+std::size_t remembered_bytes = 0;
+
+// A copy of the plan remembered for `recipe`, or null.
+std::unique_ptr<CachedPlan> remembered_plan(const PlanRecipe& recipe) {
+  std::lock_guard<ThreadLock> lock(remembered_mutex);
+  for (auto it = remembered.begin(); it != remembered.end(); ++it)
+    if (it->first == recipe) {
+      remembered.splice(remembered.begin(), remembered, it);
+      return std::make_unique<CachedPlan>(*it->second);
+    }
+  return nullptr;
+}
+
+void remember_plan(const PlanRecipe& recipe, const CachedPlan& plan) {
+  auto copy = std::make_unique<const CachedPlan>(plan);
+  std::lock_guard<ThreadLock> lock(remembered_mutex);
+  remembered_bytes += copy->bytes_held();
+  remembered.emplace_front(recipe, std::move(copy));
+  while (remembered.size() > kRememberedPlans || (remembered_bytes > kRememberedPlanBytes && remembered.size() > 1)) {
+    remembered_bytes -= remembered.back().second->bytes_held();
+    remembered.pop_back();
+  }
+}
+
+}  // namespace
+
+std::atomic<long> CommState::cache_hits{0};
+std::atomic<std::uint64_t> CommState::generation_{1};
+
+void CommState::touch(PlanHandle where) {
+  std::lock_guard<ThreadLock> lock(plans_lock_);
+  lru_.splice(lru_.begin(), lru_, where);
+  add_one(cache_hits, concurrent_);
+}
+
+PlanCacheStats CommState::cache_stats() {
+  std::lock_guard<ThreadLock> lock(cache_stats_mutex);
+  PlanCacheStats out = cache_counts;
+  out.hits = cache_hits.load(std::memory_order_relaxed);
+  return out;
+}
+
+namespace {
+
+// Whether one of `plan`'s schedules (not native MPI) is of the kind `uses` says
+// (Schedule::uses_staging, uses_direct).
+bool offers(const CachedPlan& plan, bool (planner::Schedule::*uses)() const) {
+  return std::any_of(plan.candidates.begin(), plan.candidates.end(),
+                     [uses](const Candidate& c) { return !c.native && (c.schedule.*uses)(); });
+}
+
+}  // namespace
+
+CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* where) {
+  std::lock_guard<ThreadLock> lock(plans_lock_);
+  if (drop_staged_plans_) {
+    // The staging ring could not be made (every rank learnt it at the same call): the
+    // plans that offered staged schedules are made again without them.
+    drop_staged_plans_ = false;
+    drop_plans([](const PlanKey&, const CachedPlan& plan) { return offers(plan, &planner::Schedule::uses_staging); });
+  }
+  if (drop_direct_plans_) {
+    // The ring was made without cross-memory attach: the same for direct schedules.
+    drop_direct_plans_ = false;
+    drop_plans([](const PlanKey&, const CachedPlan& plan) { return offers(plan, &planner::Schedule::uses_direct); });
+  }
+  if (drop_cheap_native_plans_ || drop_warm_plans_) {
+    // Plans kept native for being cheap are made again with trials through the ring where
+    // their native calls are warm: when the ring was made, those that had run native
+    // kWarmNativeCalls times; after, each as it reaches that (native_warmed). Every rank
+    // drops alike: the ring's making and each plan's calls are the same on every rank.
+    const bool ring_just_made = drop_cheap_native_plans_;
+    drop_cheap_native_plans_ = drop_warm_plans_ = false;
+    drop_plans([&](const PlanKey& key, const CachedPlan& plan) {
+      if (plan.native_why != FallbackReason::AutoBelowThreshold) return false;
+      if (ring_just_made && plan.calls >= kWarmNativeCalls) warm_cheap_keys_.insert(key);
+      return warm_cheap_keys_.count(key) > 0;
+    });
+  }
+  auto it = plans_.find(key);
+  if (it != plans_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);  // now the most recently used
+    add_one(cache_hits, concurrent_);
+    if (where) *where = it->second;
+    return *it->second->second;
+  }
+  std::unique_ptr<CachedPlan> made;
+  // (Taken once: if this plan is evicted and made again, its native calls count afresh.)
+  const bool trial_cheap = staging_ != nullptr && warm_cheap_keys_.erase(key) > 0;
+  const PlanRecipe recipe{key, count, rank_, size_, model_, learning_, staging_offered(), direct_offered(), trial_cheap};
+  // Another root of this size class was planned before: its choices are built for this
+  // root (not remembered for other communicators: the plan depends on this one's past).
+  ClassChoices* known = topology_ ? nullptr : class_choices(key);
+  if (known)
+    made = make_cached_plan(recipe, topology_, known);
+  if (!made && !topology_) {
+    made = remembered_plan(recipe);
+    if (made && rank_ == 0 && runtime().log->should_log(spdlog::level::info))
+      for (const Candidate& c : made->candidates)
+        if (!c.native)
+          runtime().log->info("schedule as planned before for a communicator of this shape: {}",
+                              planner::summarize(c.schedule));
+  }
+  if (!made) {
+    made = make_cached_plan(recipe, topology_, nullptr);
+    if (!topology_) remember_plan(recipe, *made);
+  }
+  if (!topology_ && !known && made->trialling()) {
+    // The first root of this size class that trials: its choices, for the others.
+    ClassChoices choices;
+    for (const Candidate& c : made->candidates)
+      if (!c.native) choices.picks.push_back(c.choice);
+    choices.priced_root = key.root;
+    PlanKey any_root = key;
+    any_root.root = -1;
+    class_choices_.emplace_back(any_root, std::move(choices));
+    if (class_choices_.size() > kClassChoices) class_choices_.pop_front();
+  }
+  plans_bytes_ += made->bytes_held();
+  lru_.emplace_front(key, std::move(made));
+  plans_[key] = lru_.begin();
+  long evicted = 0;
+  while (lru_.size() > kMaxPlans || (plans_bytes_ > kMaxPlanBytes && lru_.size() > 1)) {
+    plans_bytes_ -= lru_.back().second->bytes_held();
+    plans_.erase(lru_.back().first);
+    lru_.pop_back();
+    generation_.fetch_add(1, std::memory_order_relaxed);
+    ++evicted;
+  }
+  if (where) *where = lru_.begin();
+  {
+    std::lock_guard<ThreadLock> counts(cache_stats_mutex);
+    ++cache_counts.plans;
+    cache_counts.evictions += evicted;
+    cache_counts.most_held = std::max(cache_counts.most_held, static_cast<long>(lru_.size()));
+    cache_counts.most_bytes = std::max(cache_counts.most_bytes, plans_bytes_);
+  }
+  return *lru_.front().second;
+}
+
+void CommState::drop_plans(const std::function<bool(const PlanKey&, const CachedPlan&)>& drop) {
+  for (auto p = lru_.begin(); p != lru_.end();) {
+    if (!drop(p->first, *p->second)) {
+      ++p;
+      continue;
+    }
+    plans_bytes_ -= p->second->bytes_held();
+    plans_.erase(p->first);
+    p = lru_.erase(p);
+    generation_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+ClassChoices* CommState::class_choices(const PlanKey& key) {
+  PlanKey any_root = key;
+  any_root.root = -1;
+  for (auto& [k, choices] : class_choices_)
+    if (k == any_root) return &choices;
+  return nullptr;
+}
+
+}  // namespace canopy::shim
