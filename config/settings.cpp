@@ -139,11 +139,18 @@ const std::vector<SettingSpec>& setting_specs() {
       {"CANOPY_AUTO_NATIVE_BELOW", "seconds", "5e-6", "a number of seconds from 0 to 1",
        "With auto, where native MPI may compete: calls whose best schedule the model prices under this (the "
        "starting model and, with CANOPY_LEARN, the learnt one) keep native MPI with no trial (and the shortcut "
-       "past Canopy's lookups), until the communicator has a staging "
-       "ring and native MPI has run them 256 times; 0 trials every size",
+       "past Canopy's lookups); allreduces until the communicator has a staging "
+       "ring and native MPI has run them 256 times, reduces and broadcasts for good; 0 trials every size",
        "CANOPY_AUTO_NATIVE_BELOW=0"},
+      {"CANOPY_AUTO_NATIVE_FIRST", "boolean", "1", kBooleanAllowed,
+       "With auto, where native MPI may compete: native MPI runs a size class's first calls, and the trials "
+       "begin only once those calls have cost (on the slowest rank) what the model prices the schedules' trial "
+       "calls at; native is then measured in every round, and a schedule replaces it only where measured faster "
+       "by 10%. 0: the trials begin at the first call, native's waiting for CANOPY_AUTO_NATIVE_AFTER",
+       "CANOPY_AUTO_NATIVE_FIRST=0"},
       {"CANOPY_AUTO_NATIVE_AFTER", "integer", "256", "an integer from 0 to 1000000000",
-       "With auto, where native MPI may compete: its trial waits until a size class's calls reach this, while "
+       "With auto and CANOPY_AUTO_NATIVE_FIRST=0, where native MPI may compete: its trial waits until a size "
+       "class's calls reach this, while "
        "the schedules are trialled against each other and the best of them runs; then native MPI is measured "
        "against that one (native MPI's first calls of a size are often its slowest: a short job never pays "
        "for them); 0 trials native MPI with the schedules from the first call",
@@ -156,7 +163,7 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_AUTO_RECHECK=0"},
       {"CANOPY_RING_AFTER", "seconds", "0.01", "a number of seconds from 0 to 3600, or off",
        "With auto, on communicators other than MPI_COMM_WORLD (whose ring MPI_Init makes): once a "
-       "communicator's reduces and broadcasts kept native for being cheap "
+       "communicator's allreduces kept native for being cheap "
        "(CANOPY_AUTO_NATIVE_BELOW) add up to this, as the model prices them, its staging ring is made for them "
        "(CANOPY_SHM) and they are trialled against native MPI through it, which small calls on one node often "
        "beat; a larger call makes the ring earlier. off: only larger calls make it",
@@ -363,6 +370,7 @@ ParseResult parse_settings(const Environment& env) {
     else
       s.ring_after = x;
   }
+  boolean("CANOPY_AUTO_NATIVE_FIRST", s.auto_native_first, true, "native MPI first");
   boolean("CANOPY_LEARN", s.learn, true, "learning");
   if (const auto* v = find("CANOPY_LOG_LEVEL")) {
     if (std::find(std::begin(kLogLevels), std::end(kLogLevels), *v) != std::end(kLogLevels)) s.log_level = *v;

@@ -38,6 +38,7 @@ struct Settings {
   int auto_trials = 2;                 // CANOPY_AUTO_TRIALS: measured rounds per new call kind
   double auto_native_below = 5e-6;     // CANOPY_AUTO_NATIVE_BELOW: seconds; native without trials below
   int auto_native_after = 256;         // CANOPY_AUTO_NATIVE_AFTER: a size class's calls before native's trial
+  bool auto_native_first = true;       // CANOPY_AUTO_NATIVE_FIRST: native runs first, until its calls pay for the trials
   double auto_recheck = 0.02;          // CANOPY_AUTO_RECHECK: share of a decided class's time for rechecks
   // CANOPY_RING_AFTER: seconds of reduces and broadcasts kept native for being cheap (the
   // model's prices) after which a communicator's staging ring is made for them; negative:

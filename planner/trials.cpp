@@ -37,6 +37,14 @@ std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, do
   return out;
 }
 
+double trial_price(const std::vector<TrialCandidate>& candidates, const std::vector<int>& batches, int rounds) {
+  double price = 0;
+  for (std::size_t c = 0; c < candidates.size(); ++c)
+    if (!candidates[c].native)
+      price += (c < batches.size() ? std::max(batches[c], 1) : 1) * (std::max(rounds, 0) + 1) * candidates[c].predicted;
+  return price;
+}
+
 Trials::Trials(int candidates, int native, TrialSettings settings)
     : settings_(settings), native_(native), best_(std::max(candidates, 0), kInfinity) {
   settings_.batch = std::max(1, settings_.batch);
@@ -44,6 +52,14 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
   const bool has_native = native >= 0 && native < candidates;
   for (int c = 0; c < candidates; ++c)
     if (c != native) live_.push_back(c);
+  if (has_native && settings_.native_first > 0 && !live_.empty()) {
+    phase_ = Phase::kNativeFirst;
+    pending_ = live_;
+    pending_.push_back(native);  // native last, as in every round
+    live_ = {native};
+    clear_round();
+    return;
+  }
   if (has_native && settings_.native_after > 0 && !live_.empty()) phase_ = Phase::kSchedules;
   else if (has_native) live_.push_back(native);
   start_rounds();
@@ -98,6 +114,14 @@ void Trials::clear_round() {
 bool Trials::record(double seconds, bool first_touch) {
   if (decided_) return false;
   ++calls_;
+  if (phase_ == Phase::kNativeFirst) {
+    ++first_calls_;
+    first_seconds_ += seconds;
+    if (first_calls_ < next_agreement_) return false;
+    next_agreement_ *= 2;
+    means_.assign(1, first_seconds_ / first_calls_);  // every rank ran as many calls
+    return true;
+  }
   if (phase_ == Phase::kWaiting) {
     ++waited_;
     if (calls_ >= settings_.native_after) start_native_trial();
@@ -139,6 +163,15 @@ bool Trials::record(double seconds, bool first_touch) {
 
 void Trials::end_round(const std::vector<double>& agreed) {
   if (decided_ || agreed.size() != live_.size()) return;
+  if (phase_ == Phase::kNativeFirst) {
+    // The slowest rank's mean times the calls: its total, the same on every rank.
+    if (agreed[0] * first_calls_ < settings_.native_first) return;
+    phase_ = Phase::kWithNative;
+    native_calls_ = first_calls_;  // warm: its first batch leaves out one call, as the others'
+    live_ = pending_;
+    start_rounds();
+    return;
+  }
   double fastest = kInfinity;
   for (std::size_t i = 0; i < live_.size(); ++i) {
     best_[live_[i]] = std::min(best_[live_[i]], agreed[i]);

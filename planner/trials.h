@@ -56,6 +56,18 @@
 //    was a minimum over more rounds than native gets, in another period of the job.
 //    Measured: 2 ranks, MPICH, a 64 KiB broadcast on the Intel Xeon VM, shm-bcast 4.0-4.1
 //    us in the schedules' rounds and 4.7-6.6 in native's, native 4.1-4.4.
+//  * With `native_first` (the default in the shim: CANOPY_AUTO_NATIVE_FIRST), native MPI
+//    runs a size class's first calls, and the rounds begin only once those calls have
+//    cost what the trials are priced at (the model's price of each schedule's trial
+//    calls): the ski-rental rule. Native stays until a schedule is measured faster than
+//    it, never because a schedule beat the other schedules; a row of OSU's 100 calls of
+//    a size that native runs in microseconds spends most of them in native MPI, not in
+//    deciding; where native's first calls are slow (MPICH's 128 KiB reduce, 0.9-3 ms a
+//    call against 8 us through the ring), they pay for the trials at once. The ranks
+//    agree on native's time at its calls 1, 2, 4, 8, ... (the slowest rank's sum), so
+//    they begin the rounds at the same call; a round is reported for each of those
+//    agreements, with native's mean so far. Native's first calls are not measured again
+//    in its first round (native is warm by then).
 //  * A decision is checked again later (`recheck_share` > 0): its trial may have been
 //    measured in another period of the job, or over a rival's cold calls. Measured on
 //    the 2-core AMD EPYC VM (2 ranks, MPICH, 256 KiB broadcasts in a slow period):
@@ -91,6 +103,10 @@ struct TrialSettings {
   double clear = 2.0;           // decided at once when the best is this much faster than every other
   double native_margin = 0.10;  // a schedule must be this much faster than native to replace it
   int native_after = 0;         // calls before native's trial (0: native in every round from the first)
+  // > 0: what the trials are priced at (seconds); native MPI runs the size class's calls
+  // until they have cost that much, then the rounds begin, native in every one
+  // (native_after is then ignored). 0: the rounds begin at the first call.
+  double native_first = 0;
   double recheck_share = 0;     // of a decided choice's time, for checking it again (0: a decision is final)
 };
 
@@ -141,6 +157,12 @@ struct TrialCandidate {
 // of that size's first 110 calls (124-130 us a call; 76-84 with this).
 std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, double point_to_point_price);
 
+// What the schedules' trial calls are priced at (TrialSettings::native_first): each
+// schedule's batch, for the first look and each of `rounds` measured rounds, at its
+// predicted time a call. Native's own trial calls are left out: they cost what staying
+// native costs.
+double trial_price(const std::vector<TrialCandidate>& candidates, const std::vector<int>& batches, int rounds);
+
 class Trials {
  public:
   // `candidates` candidates, of which `native` (or -1) is native MPI.
@@ -153,6 +175,10 @@ class Trials {
   // Whether the schedules' rounds have chosen the best of them (chosen()), which now runs
   // until native MPI's trial (TrialSettings::native_after); record() counts its calls.
   bool waiting_for_native() const { return phase_ == Phase::kWaiting; }
+  // Whether native MPI is running the class's first calls before the rounds
+  // (TrialSettings::native_first), and how many it has run so far.
+  bool native_first() const { return phase_ == Phase::kNativeFirst; }
+  int native_first_calls() const { return first_calls_; }
 
   // Records this rank's duration of the call just made with current(). True when a
   // round has ended: the ranks must then agree on round_means() (each element's
@@ -181,8 +207,9 @@ class Trials {
   // Every candidate's best agreed mean so far (infinity: never measured), for logs.
   const std::vector<double>& best() const { return best_; }
   int rounds_done() const { return round_ + earlier_rounds_; }
-  // Calls that ran a trial round (not those that waited for native's trial).
-  int calls() const { return calls_ - waited_; }
+  // Calls that ran a trial round (not those that waited for native's trial, nor native's
+  // first calls before the rounds).
+  int calls() const { return calls_ - waited_ - first_calls_; }
   // True while the next call is the unmeasured one before the first look.
   bool settling() const { return settling_; }
   // Consecutive calls of `candidate` per measured round.
@@ -214,8 +241,14 @@ class Trials {
   // Where native's trial waits (TrialSettings::native_after): the schedules' rounds
   // without native, then their choice (chosen_) alone until native_after calls, then
   // rounds of that choice and native. Without the wait, the last phase from the start.
-  enum class Phase { kSchedules, kWaiting, kWithNative };
+  // With native_first: native alone (live_ = {native}) until its agreed time reaches
+  // native_first, then the rounds of `pending_` with native.
+  enum class Phase { kNativeFirst, kSchedules, kWaiting, kWithNative };
   Phase phase_ = Phase::kWithNative;
+  std::vector<int> pending_;      // the candidates of the rounds after native's first calls
+  int first_calls_ = 0;           // native's first calls so far
+  double first_seconds_ = 0;      // ... and their time on this rank
+  int next_agreement_ = 1;        // the first call count at which the ranks agree on it
   int waited_ = 0;                // calls that ran while waiting
   int native_calls_ = 0;          // calls native MPI ran in these trials
   int earlier_rounds_ = 0;        // rounds before native's trial (and before this recheck)

@@ -18,7 +18,7 @@ long canopy_fallback_calls(void);
  * stable name: "disabled", "algorithm-native", "intercommunicator", "invalid-argument",
  * "unsupported-datatype", "op-query-failed", "state-failed", "planning-error",
  * "validator-rejected", "auto-trial-native", "auto-chose-native", "internal-error", "configured",
- * "auto-below-threshold"
+ * "auto-below-threshold", "no-staging-ring", "auto-native-first"
  * (shim/fallback.h). -1 for an unknown collective or reason. */
 long canopy_fallback_count(const char *collective, const char *reason);
 /* Communicators whose Canopy state (private duplicate, plans) is alive on this rank;

@@ -208,7 +208,10 @@ NativeShortcuts& shortcuts_of(planner::Collective collective) { return shortcuts
 // After a call its plan ran natively for being cheap (CANOPY_AUTO_NATIVE_BELOW), its
 // plan's calls counted: counts it towards the plan's warm native calls and towards
 // CANOPY_RING_AFTER. True where the plan goes at the next lookup (no shortcut to it).
+// Allreduces only: cheap reduces and broadcasts stay native (CommState::native_warmed
+// says why), so they neither wait for the ring nor make it.
 bool after_cheap_native(CommState& state, CommState::PlanHandle where, double price) {
+  if (where->first.collective != planner::Collective::Allreduce) return false;
   const bool warmed = where->second->calls == CommState::kWarmNativeCalls && state.native_warmed(where);
   const bool ring = state.after_cheap_call(price);
   return warmed || ring;
@@ -333,7 +336,8 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   const double start = timed ? PMPI_Wtime() : 0;
   int err = MPI_SUCCESS;
   if (candidate.native) {
-    const FallbackReason why = trial                        ? FallbackReason::AutoTrialNative
+    const FallbackReason why = trial && plan.trials.native_first() ? FallbackReason::AutoNativeFirst
+                               : trial                        ? FallbackReason::AutoTrialNative
                                : plan.candidates.size() > 1 ? FallbackReason::AutoChoseNative
                                                             : plan.native_why;
     err = run_native(key.collective, comm, key.root, bytes, why, native,

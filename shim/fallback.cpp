@@ -33,6 +33,9 @@ const ReasonInfo kReasons[kFallbackReasons] = {
      "the schedule moves data through the node's staging ring, which could not be made for this communicator "
      "(its later calls are planned without it)",
      false},
+    {"auto-native-first",
+     "auto runs native MPI first, until its calls have cost what the trials are priced at (CANOPY_AUTO_NATIVE_FIRST)",
+     false},
 };
 
 int index(planner::Collective c) { return static_cast<int>(c); }

@@ -30,6 +30,7 @@ enum class FallbackReason {
   Configured,           // a CANOPY_CONFIG rule (or the global setting beside rules) says native
   AutoBelowThreshold,   // auto: the model's best schedule is too short a call to try against native
   NoStagingRing,        // a staged schedule, but the staging ring could not be made
+  AutoNativeFirst,      // auto runs native MPI first, until its calls pay for the trials
   kCount
 };
 

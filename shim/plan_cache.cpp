@@ -422,9 +422,13 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
                         staged ? static_cast<int>(c.schedule.segments.size()) : 1});
     }
     trial.batches = planner::trial_batches(shapes, point_to_point_price);
-    // Native MPI's trial waits (CANOPY_AUTO_NATIVE_AFTER, planner/trials.h), except for a
-    // cheap plan trialled through the ring: native has run its calls 256 times already.
-    if (!trial_cheap) trial.native_after = rt.settings.auto_native_after;
+    // Native MPI runs the class's first calls until they have cost what the trials are
+    // priced at (CANOPY_AUTO_NATIVE_FIRST, planner/trials.h); with that off its trial
+    // waits (CANOPY_AUTO_NATIVE_AFTER). Neither for a cheap plan trialled through the
+    // ring: native has run its calls 256 times already.
+    if (!trial_cheap && rt.settings.auto_native_first && native_index >= 0)
+      trial.native_first = planner::trial_price(shapes, trial.batches, trial.rounds);
+    else if (!trial_cheap) trial.native_after = rt.settings.auto_native_after;
     trial.recheck_share = rt.settings.auto_recheck;  // CANOPY_AUTO_RECHECK (planner/trials.h)
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
   }
@@ -536,7 +540,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
     const bool ring_just_made = drop_cheap_native_plans_;
     drop_cheap_native_plans_ = drop_warm_plans_ = false;
     drop_plans([&](const PlanKey& key, const CachedPlan& plan) {
-      if (plan.native_why != FallbackReason::AutoBelowThreshold) return false;
+      if (plan.native_why != FallbackReason::AutoBelowThreshold || !ring_trials_cheap(key.collective)) return false;
       if (ring_just_made && plan.calls >= kWarmNativeCalls) warm_cheap_keys_.insert(key);
       return warm_cheap_keys_.count(key) > 0;
     });

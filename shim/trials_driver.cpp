@@ -133,6 +133,19 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
       if (plan.candidates[live[i]].native || (i == 0 && !plan.candidates[live.back()].native)) agreed[i] = 0.25;
   }
   Runtime& rt = runtime();
+  if (plan.trials.native_first()) {
+    // Native MPI's first calls (CANOPY_AUTO_NATIVE_FIRST): the rounds begin once they have
+    // cost what the trials are priced at, on the slowest rank.
+    const int calls = plan.trials.native_first_calls();
+    plan.trials.end_round(agreed);
+    if (rank_ == 0 && !plan.trials.native_first())
+      rt.log->info("auto: {} on {} ranks, root {}, {} B: native MPI's first {} took {} a call (slowest rank), "
+                   "as much as the trials are priced at: the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
+                   planner::to_string(key.collective), size_, key.root, class_bytes_text(key),
+                   calls == 1 ? std::string("call") : fmt::format("{} calls", calls),
+                   planner::format_seconds(agreed.front()));
+    return;
+  }
   if (rank_ == 0 && rt.log->should_log(spdlog::level::debug)) {
     std::string round;
     for (std::size_t i = 0; i < live.size(); ++i)

@@ -575,3 +575,78 @@ TEST_CASE("Trials: no recheck where its share is 0 or nothing else was measured"
   CHECK(alone.rivals().empty());
   for (int call = 0; call < 100000; ++call) REQUIRE_FALSE(alone.count_decided_call());
 }
+
+TEST_CASE("Trials: with native_first, native MPI runs the class's first calls until they cost what the trials are "
+          "priced at, agreeing at its calls 1, 2, 4, 8, ...",
+          "[trials]") {
+  TrialSettings s;
+  s.batch = 2;
+  s.native_first = 1.0;  // the trials' price, seconds
+  // Candidates 0 and 1 are schedules, 2 is native. Native takes 0.1 s a call: its sum
+  // reaches 1.0 at call 10, agreed at call 16 (the first agreement past it).
+  Trials t(3, 2, s);
+  std::vector<int> agreements;
+  for (int call = 1; call <= 16; ++call) {
+    CHECK(t.native_first());
+    CHECK(t.current() == 2);
+    if (t.record(0.1)) {
+      agreements.push_back(call);
+      CHECK(t.live() == std::vector<int>{2});
+      REQUIRE(t.round_means().size() == 1);
+      CHECK(t.round_means()[0] == Approx(0.1));
+      t.end_round(t.round_means());
+    }
+  }
+  CHECK(agreements == std::vector<int>{1, 2, 4, 8, 16});
+  CHECK_FALSE(t.native_first());
+  CHECK(t.native_first_calls() == 16);
+  CHECK(t.calls() == 0);         // none of them a trial call
+  CHECK_FALSE(t.decided());
+  // The rounds: the schedules first, native last, as always; native is warm, so its
+  // batch leaves out one call like the others'.
+  CHECK(t.live() == std::vector<int>{0, 1, 2});
+  CHECK(t.current() == 0);
+  // A schedule twice as fast as native is then measured and wins.
+  const int chosen = run(t, [](int c) { return c == 2 ? 0.1 : c == 0 ? 0.05 : 0.2; });
+  CHECK(chosen == 0);
+  CHECK(t.calls() > 0);
+  CHECK(t.calls() <= 3 * (2 + 1) * (s.rounds + 1));
+}
+
+TEST_CASE("Trials: with native_first, slow first native calls pay for the trials at once, and native that stays "
+          "fastest is kept",
+          "[trials]") {
+  TrialSettings s;
+  s.batch = 2;
+  s.native_first = 1e-3;
+  // Native's first call of the size takes 5 ms (MPICH's first 128 KiB reduces: 0.9-3 ms),
+  // more than the trials' price: the rounds begin at the second call.
+  Trials slow(2, 1, s);
+  CHECK(slow.current() == 1);
+  REQUIRE(slow.record(5e-3));
+  slow.end_round(slow.round_means());
+  CHECK_FALSE(slow.native_first());
+  CHECK(slow.current() == 0);
+  // A schedule slower than native never replaces it: native was the default all along.
+  Trials kept(2, 1, s);
+  CHECK(run(kept, [](int c) { return c == 1 ? 1e-4 : 1.5e-4; }) == 1);
+  // The ranks agree on the slowest rank's time: a mean that one rank measured higher
+  // starts the rounds on every rank (end_round gets the maximum).
+  Trials agreed(2, 1, s);
+  REQUIRE(agreed.record(1e-4));  // this rank: 0.1 ms, under the price
+  agreed.end_round({2e-3});      // the slowest rank: 2 ms
+  CHECK_FALSE(agreed.native_first());
+  // Without native among the candidates there is nothing to run first.
+  Trials none(2, -1, s);
+  CHECK_FALSE(none.native_first());
+}
+
+TEST_CASE("Trials: the trials' price is each schedule's batch, first look and rounds, at its predicted time",
+          "[trials]") {
+  // Two schedules (10 us, batches of 6; 40 us, batches of 2) and native (left out).
+  const std::vector<TrialCandidate> candidates{{false, 10e-6}, {false, 40e-6}, {true, 0}};
+  const std::vector<int> batches{6, 2, 6};
+  CHECK(trial_price(candidates, batches, 2) == Approx(3 * (6 * 10e-6 + 2 * 40e-6)));
+  CHECK(trial_price(candidates, batches, 0) == Approx(6 * 10e-6 + 2 * 40e-6));
+  CHECK(trial_price({{true, 0}}, {6}, 2) == 0);
+}

@@ -1,17 +1,19 @@
-/* cheap_after_ring: reduces and bcasts that auto keeps native for being cheap (priced
- * under CANOPY_AUTO_NATIVE_BELOW) are trialled again once the communicator has a
- * staging ring and native MPI has run them 256 times (shim/plan_cache.cpp,
- * make_cached_plan): --calls reduces and bcasts of 4 ints on a duplicate of
- * MPI_COMM_WORLD, then one of 1 MiB (whose staged schedule makes the ring), then
- * --calls more of 4 ints. Every result is checked; with Canopy preloaded the last line
- * says how many of the small calls were counted under auto-below-threshold before and
- * after the ring (canopy_fallback_count, this rank). Options: --calls=N (default 200).
+/* cheap_after_ring: allreduces that auto keeps native for being cheap (priced under
+ * CANOPY_AUTO_NATIVE_BELOW) are trialled again once the communicator has a staging ring
+ * and native MPI has run them 256 times (shim/plan_cache.cpp, make_cached_plan); cheap
+ * reduces and bcasts stay native for good (CommState::ring_trials_cheap says why):
+ * --calls trios of a reduce, a bcast and an allreduce of 4 ints on a duplicate of
+ * MPI_COMM_WORLD, then one trio of 1 MiB (whose staged schedules make the ring), then
+ * --calls more trios of 4 ints. Every result is checked; with Canopy preloaded the last
+ * line says how many of the small calls were counted under auto-below-threshold before
+ * and after the ring (canopy_fallback_count, this rank). Options: --calls=N (default 200).
  *
- * --alone=made|off: no 1 MiB call; only the small pairs, 2 x --calls of them. With
- * Canopy preloaded the cheap calls alone make the ring (CANOPY_RING_AFTER, set low by
- * the test) or never do (CANOPY_RING_AFTER=off), and the program checks which: made
- * (with --calls over 128), some but not all of the reduces and bcasts counted below
- * the threshold (the rest trialled or decided after the ring); off, all of them.
+ * --alone=made|off: no 1 MiB call; only the small trios, 2 x --calls of them. With
+ * Canopy preloaded the cheap allreduces alone make the ring (CANOPY_RING_AFTER, set low
+ * by the test) or never do (CANOPY_RING_AFTER=off), and the program checks which: made
+ * (with --calls over 128), some but not all of the allreduces counted below the
+ * threshold (the rest trialled or decided after the ring); off, all of them; the
+ * reduces and bcasts all of them, either way.
  */
 #include "canopy_check.h"
 
@@ -34,6 +36,12 @@ static void pair(MPI_Comm comm, long call, int n, int root) {
   MPI_Bcast(recv, n, MPI_INT, root, comm);
   for (int i = 0; i < n; i++)
     if (!ct_check(recv[i] == value(root, call, i), "call %ld: bcast of %d ints wrong at %d", call, n, i)) break;
+  MPI_Allreduce(send, recv, n, MPI_INT, MPI_SUM, comm);
+  for (int i = 0; i < n; i++) {
+    int want = 0;
+    for (int r = 0; r < size; r++) want += value(r, call, i);
+    if (!ct_check(recv[i] == want, "call %ld: allreduce of %d ints wrong at %d", call, n, i)) break;
+  }
   free(send);
   free(recv);
 }
@@ -58,36 +66,39 @@ int main(int argc, char **argv) {
   long call = 0;
   if (alone) {
     for (long i = 0; i < 2 * calls; i++, call++) pair(comm, call, 4, 0);
-    const long reduces = below("reduce"), bcasts = below("bcast");
+    const long reduces = below("reduce"), bcasts = below("bcast"), allreduces = below("allreduce");
     MPI_Comm_free(&comm);
     if (reduces >= 0) {
       if (ct.rank == 0)
-        printf("cheap_after_ring: small calls alone: below the threshold %ld of %ld reduces, %ld of %ld bcasts\n",
-               reduces, 2 * calls, bcasts, 2 * calls);
+        printf("cheap_after_ring: small calls alone: below the threshold %ld of %ld reduces, %ld of %ld bcasts, "
+               "%ld of %ld allreduces\n",
+               reduces, 2 * calls, bcasts, 2 * calls, allreduces, 2 * calls);
+      ct_check(reduces == 2 * calls && bcasts == 2 * calls,
+               "cheap reduces and bcasts left native MPI: %ld reduces and %ld bcasts of %ld below", reduces, bcasts,
+               2 * calls);
       if (strcmp(alone, "made") == 0)
-        ct_check(reduces > 0 && reduces < 2 * calls && bcasts > 0 && bcasts < 2 * calls,
-                 "the cheap calls did not make the ring: %ld reduces and %ld bcasts of %ld below", reduces, bcasts,
-                 2 * calls);
+        ct_check(allreduces > 0 && allreduces < 2 * calls,
+                 "the cheap allreduces did not make the ring: %ld of %ld below", allreduces, 2 * calls);
       else
-        ct_check(reduces == 2 * calls && bcasts == 2 * calls,
-                 "the ring was made with CANOPY_RING_AFTER=off: %ld reduces and %ld bcasts of %ld below", reduces,
-                 bcasts, 2 * calls);
+        ct_check(allreduces == 2 * calls, "the ring was made with CANOPY_RING_AFTER=off: %ld allreduces of %ld below",
+                 allreduces, 2 * calls);
     }
     const int status = ct_finish();
     MPI_Finalize();
     return status;
   }
   for (long i = 0; i < calls; i++, call++) pair(comm, call, 4, 0);
-  const long reduce_before = below("reduce"), bcast_before = below("bcast");
+  const long reduce_before = below("reduce"), bcast_before = below("bcast"), allreduce_before = below("allreduce");
   pair(comm, call++, 1 << 18, 0); /* 1 MiB of ints */
-  const long reduce_ring = below("reduce"), bcast_ring = below("bcast");
+  const long reduce_ring = below("reduce"), bcast_ring = below("bcast"), allreduce_ring = below("allreduce");
   for (long i = 0; i < calls; i++, call++) pair(comm, call, 4, 0);
   const long reduce_after = below("reduce") - reduce_ring, bcast_after = below("bcast") - bcast_ring;
+  const long allreduce_after = below("allreduce") - allreduce_ring;
   MPI_Comm_free(&comm);
   if (ct.rank == 0 && reduce_before >= 0)
-    printf("cheap_after_ring: below the threshold before the ring: %ld reduces, %ld bcasts; after: %ld reduces, "
-           "%ld bcasts\n",
-           reduce_before, bcast_before, reduce_after, bcast_after);
+    printf("cheap_after_ring: below the threshold before the ring: %ld reduces, %ld bcasts, %ld allreduces; after: "
+           "%ld reduces, %ld bcasts, %ld allreduces\n",
+           reduce_before, bcast_before, allreduce_before, reduce_after, bcast_after, allreduce_after);
   const int status = ct_finish();
   MPI_Finalize();
   return status;

@@ -320,19 +320,22 @@ canopy_add_mpi_test(NAME "mpi preload: native shortcut np2" TARGET native_shortc
 canopy_add_mpi_test(NAME "mpi native: native shortcuts, rotating roots np2" TARGET native_shortcut NP 2 ARGS --rotate)
 canopy_add_mpi_test(NAME "mpi preload: native shortcuts, rotating roots np2" TARGET native_shortcut NP 2 PRELOAD
                     ARGS --rotate ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPYTEST_EXPECT_INTERCEPT=0)
-# ... until the communicator has a staging ring and native MPI has run them 256 times
-# (its first calls of a size are slow): then they are trialled like any other call.
-# --calls small calls, a 1 MiB one that makes the ring, --calls small ones again: with
-# 300 the plans are trialled at once after the ring, with 100 after 156 more calls.
+# ... allreduces until the communicator has a staging ring and native MPI has run them
+# 256 times (its first calls of a size are slow): then they are trialled like any other
+# call; reduces and bcasts stay native (CommState::ring_trials_cheap says why).
+# --calls small trios, a 1 MiB one that makes the ring, --calls small ones again: with
+# 300 the allreduces are trialled at once after the ring, with 200 after 56 more calls.
+# (CANOPY_AUTO_NATIVE_FIRST=0: one 1 MiB call of each would otherwise run natively, as
+# native MPI's first call of a size, and make no ring.)
 canopy_add_mpi_test(NAME "mpi native: cheap calls after the ring np2" TARGET cheap_after_ring NP 2)
 canopy_add_mpi_test(NAME "mpi preload: cheap calls after the ring np2" TARGET cheap_after_ring NP 2 PRELOAD
-                    ARGS --calls=300 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6
-                    PASS_REGULAR_EXPRESSION "before the ring: 300 reduces, 300 bcasts; after: 0 reduces, 0 bcasts")
+                    ARGS --calls=300 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_AUTO_NATIVE_FIRST=0
+                    PASS_REGULAR_EXPRESSION "before the ring: 300 reduces, 300 bcasts, 300 allreduces. after: 300 reduces, 300 bcasts, 0 allreduces")
 canopy_add_mpi_test(NAME "mpi preload: cheap calls after the ring, native warming np2" TARGET cheap_after_ring NP 2
-                    PRELOAD ARGS --calls=100 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6
-                    PASS_REGULAR_EXPRESSION "before the ring: 100 reduces, 100 bcasts; after: 156 reduces, 156 bcasts")
-# Small calls alone: once their prices add up to CANOPY_RING_AFTER (here 50 us, about
-# 50 pairs by the default model), they make the ring themselves and are trialled
+                    PRELOAD ARGS --calls=200 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_AUTO_NATIVE_FIRST=0
+                    PASS_REGULAR_EXPRESSION "before the ring: 200 reduces, 200 bcasts, 200 allreduces. after: 200 reduces, 200 bcasts, 56 allreduces")
+# Small calls alone: once the allreduces' prices add up to CANOPY_RING_AFTER (here 50 us,
+# about 100 calls by the default model), they make the ring themselves and are trialled
 # through it at their 256th call (the program checks the counts); with off they stay
 # native throughout.
 canopy_add_mpi_test(NAME "mpi native: cheap calls alone np2" TARGET cheap_after_ring NP 2 ARGS --alone=made)
@@ -359,8 +362,8 @@ foreach(np 2 3)
                       PASS_REGULAR_EXPRESSION "made [0-9]+ plans \\(at most [0-9]+ allowed\\) for 600 calls")
 endforeach()
 
-# Native MPI's trial waits for a size class's 256th call (CANOPY_AUTO_NATIVE_AFTER,
-# planner/trials.h): 2 ranks (native competes where a node runs no more ranks than
+# With CANOPY_AUTO_NATIVE_FIRST=0, native MPI's trial waits for a size class's 256th call
+# (CANOPY_AUTO_NATIVE_AFTER, planner/trials.h): 2 ranks (native competes where a node runs no more ranks than
 # cores), 128 KiB reduces and broadcasts. In 200 calls the schedules are trialled and the
 # best runs, native MPI runs no call and nothing is decided; in 400 native is measured
 # against that schedule (the report counts its trial calls) and each plan decides; with
@@ -381,9 +384,24 @@ foreach(case "200;256;2;0;0" "400;256;2;2;2" "200;0;0;2;2")
                    -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:timing_loop> --iters=${iters}
                    --bytes=131072)
   set_tests_properties("${name}" PROPERTIES ENVIRONMENT
-                       "CANOPY_LOG_LEVEL=info;CANOPY_REPORT=-;CANOPY_AUTO_NATIVE_AFTER=${after}"
+                       "CANOPY_LOG_LEVEL=info;CANOPY_REPORT=-;CANOPY_AUTO_NATIVE_AFTER=${after};CANOPY_AUTO_NATIVE_FIRST=0"
                        LABELS "mpi;preload" TIMEOUT 120)
 endforeach()
+
+# By default native MPI runs a size class's first calls, and the trials begin once those
+# have cost what the trials are priced at (CANOPY_AUTO_NATIVE_FIRST, planner/trials.h):
+# 2 ranks, 400 calls of a 128 KiB reduce and broadcast. Rank 0 says when each class's
+# trials begin and what they chose; the report counts native's first calls apart.
+set(name "mpi preload: native MPI first, until its calls pay for the trials np2")
+add_test(NAME "${name}"
+         COMMAND bash ${shim_tests}/expect_counts.sh
+                 "2=info: auto: (reduce|bcast) on 2 ranks.*: native MPI's first (call|[0-9]+ calls) took .* the trials begin"
+                 "2=info: auto: (reduce|bcast) on 2 ranks.*measured per call .*native .*. chose "
+                 "2=calls: auto-native-first" "1=timing_loop: 3 checks passed"
+                 -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:timing_loop> --iters=400
+                 --bytes=131072)
+set_tests_properties("${name}" PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_REPORT=-;CANOPY_AUTO_NATIVE_FIRST=1"
+                     LABELS "mpi;preload" TIMEOUT 120)
 
 # auto checks a decision again (CANOPY_AUTO_RECHECK, planner/trials.h): 2 ranks, 128 KiB
 # reduces and broadcasts, native's trial from the first call, 8000 calls of each. With
