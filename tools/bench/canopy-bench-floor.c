@@ -184,8 +184,13 @@ static void ring_read(Ring* r, char* dst, const char* mine, long bytes) {
   }
 }
 
-/* A fresh ring for a measurement: every counter back to 0 on both ranks. */
+/* A fresh ring for a measurement: every counter back to 0 on both ranks. The first
+ * barrier waits for both ranks to be done with the ring: a writer (the broadcast's
+ * rank 0 in check) finishes its call before its reader has read the last entries, and
+ * cleared under the reader, the counters left it waiting for ever (seen: a hang of the
+ * check while other builds loaded this 2-core VM). */
 static void ring_reset(Ring* r, int rank) {
+  polite_barrier();
   if (rank == 0) {
     for (int e = 0; e < r->entries; ++e) {
       atomic_store(&r->ready[e].value, 0);
@@ -286,8 +291,10 @@ static double measure(Shape shape, Bench* b, Ring* r, long bytes, double seconds
 }
 
 /* The ring's entries filled with a value no call writes, so that a reader that did
- * not wait for its chunk reads it (then the ring is reset). */
+ * not wait for its chunk reads it (then the ring is reset). Once both ranks are done
+ * with the ring (ring_reset says why). */
 static void ring_poison(Ring* r, int rank) {
+  polite_barrier();
   if (rank == 0)
     for (long i = 0; i < (long)r->entries * r->chunk / 8; ++i) ((double*)r->data)[i] = -7.0;
   ring_reset(r, rank);
