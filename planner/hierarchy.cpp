@@ -59,6 +59,12 @@ Hierarchy make_hierarchy(const Problem& problem, const std::vector<int>& group_o
   return h;
 }
 
+std::vector<int> hierarchy_groups(const Topology& t) {
+  if (t.clusters > 1) return t.cluster;
+  if (t.nodes() > 1 || t.package.empty()) return t.node;
+  return t.package;
+}
+
 // ---- Level problems -------------------------------------------------------------
 
 Problem level_problem(const Problem& problem, const std::vector<int>& ranks, int root_index) {

@@ -67,6 +67,11 @@ struct Hierarchy {
 // a label list of the wrong size.
 Hierarchy make_hierarchy(const Problem& problem, const std::vector<int>& group_of_rank);
 
+// The groups of the hierarchical algorithms (hierarchical, hierarchical-leaders), as
+// labels for make_hierarchy: the clusters when the topology has several, else the nodes
+// when there are several, else the packages (a socket level inside one node).
+std::vector<int> hierarchy_groups(const Topology& topology);
+
 // The problem a level plans: ranks `ranks` of `problem` renumbered 0..k-1 in that
 // order (topology restricted to them), rooted at ranks[root_index], the same message
 // and the same segment layout, given explicitly (Problem::segment_counts) so that

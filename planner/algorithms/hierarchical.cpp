@@ -37,16 +37,9 @@ namespace {
 
 constexpr const char* kName = "hierarchical";
 
-// Clusters when there are several, else nodes when there are several, else packages.
-std::vector<int> group_labels(const Topology& t) {
-  if (t.clusters > 1) return t.cluster;
-  if (t.nodes() > 1 || t.package.empty()) return t.node;
-  return t.package;
-}
-
 Schedule plan_hierarchical(const Problem& problem) {
   decline_unless_topology_aware_fits(problem, kName);
-  const Hierarchy h = make_hierarchy(problem, group_labels(*problem.topology));
+  const Hierarchy h = make_hierarchy(problem, hierarchy_groups(*problem.topology));
   if (h.groups() < 2) throw PlanError(std::string(kName) + ": all ranks share one node and one package");
   if (!h.any_group_shared()) throw PlanError(std::string(kName) + ": every group has one rank, nothing to gain");
   const Plan upper = plan_upper(problem, h);

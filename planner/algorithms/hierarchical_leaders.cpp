@@ -48,18 +48,12 @@ namespace {
 
 constexpr const char* kName = "hierarchical-leaders";
 
-std::vector<int> group_labels(const Topology& t) {
-  if (t.clusters > 1) return t.cluster;
-  if (t.nodes() > 1 || t.package.empty()) return t.node;
-  return t.package;
-}
-
 }  // namespace
 
 Schedule plan_hierarchical_leaders_allreduce(const Problem& problem) {
   decline_unless_topology_aware_fits(problem, kName);
   if (problem.collective != Collective::Allreduce) throw PlanError(std::string(kName) + " plans allreduces");
-  const Hierarchy h = make_hierarchy(problem, group_labels(*problem.topology));
+  const Hierarchy h = make_hierarchy(problem, hierarchy_groups(*problem.topology));
   if (h.groups() < 2) throw PlanError(std::string(kName) + ": all ranks share one node and one package");
   if (!h.any_group_shared()) throw PlanError(std::string(kName) + ": every group has one rank, nothing to gain");
   Request over_leaders;
@@ -86,7 +80,7 @@ Schedule plan_hierarchical_leaders_allreduce(const Problem& problem) {
 std::int64_t steps_hierarchical_leaders_allreduce(const Problem& problem) {
   const std::int64_t asked = segments_asked(problem);
   if (!problem.topology) return tree_steps_estimate(problem);
-  const Hierarchy h = make_hierarchy(problem, group_labels(*problem.topology));
+  const Hierarchy h = make_hierarchy(problem, hierarchy_groups(*problem.topology));
   const int leaders = h.groups();
   const std::int64_t slices = leaders * slice_pieces(std::max<std::int64_t>(problem.count, 1), leaders);
   const std::int64_t segments = std::max(asked, slices);
