@@ -37,11 +37,20 @@ std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, do
   return out;
 }
 
-double trial_price(const std::vector<TrialCandidate>& candidates, const std::vector<int>& batches, int rounds) {
-  double price = 0;
-  for (std::size_t c = 0; c < candidates.size(); ++c)
-    if (!candidates[c].native)
-      price += (c < batches.size() ? std::max(batches[c], 1) : 1) * (std::max(rounds, 0) + 1) * candidates[c].predicted;
+double TrialPrice::beyond(double native_seconds, double distrust) const {
+  double price = short_calls;
+  for (const Long& l : long_calls) price += l.calls * std::max(0.0, distrust * l.predicted - native_seconds);
+  return price;
+}
+
+TrialPrice trial_price(const std::vector<TrialCandidate>& candidates, const std::vector<int>& batches, int rounds) {
+  TrialPrice price;
+  for (std::size_t c = 0; c < candidates.size(); ++c) {
+    if (candidates[c].native) continue;
+    const int calls = (c < batches.size() ? std::max(batches[c], 1) : 1) * (std::max(rounds, 0) + 1);
+    if (candidates[c].predicted >= kSingleCallSeconds) price.long_calls.push_back({candidates[c].predicted, calls});
+    else price.short_calls += calls * candidates[c].predicted;
+  }
   return price;
 }
 
@@ -52,7 +61,7 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
   const bool has_native = native >= 0 && native < candidates;
   for (int c = 0; c < candidates; ++c)
     if (c != native) live_.push_back(c);
-  if (has_native && settings_.native_first > 0 && !live_.empty()) {
+  if (has_native && settings_.native_first && !live_.empty()) {
     phase_ = Phase::kNativeFirst;
     pending_ = live_;
     pending_.push_back(native);  // native last, as in every round
@@ -165,11 +174,44 @@ void Trials::end_round(const std::vector<double>& agreed) {
   if (decided_ || agreed.size() != live_.size()) return;
   if (phase_ == Phase::kNativeFirst) {
     // The slowest rank's mean times the calls: its total, the same on every rank.
-    if (agreed[0] * first_calls_ < settings_.native_first) return;
+    if (agreed[0] * first_calls_ < settings_.native_first->beyond(agreed[0], settings_.first_look)) return;
     phase_ = Phase::kWithNative;
     native_calls_ = first_calls_;  // warm: its first batch leaves out one call, as the others'
+    native_first_mean_ = agreed[0];
     live_ = pending_;
     start_rounds();
+    if (!decided_ && round_ == 0) {  // a first look: native's first calls stand for its look (trials.h)
+      live_.erase(std::find(live_.begin(), live_.end(), native_));
+      best_[native_] = native_first_mean_;
+      native_aside_ = true;
+      clear_round();
+    }
+    return;
+  }
+  if (native_aside_) {
+    // The first look after native's first calls: it prunes and clears the schedules only;
+    // native rejoins for the measured rounds (trials.h).
+    native_aside_ = false;
+    double fastest = native_first_mean_;
+    for (std::size_t i = 0; i < live_.size(); ++i) {
+      best_[live_[i]] = std::min(best_[live_[i]], agreed[i]);
+      fastest = std::min(fastest, agreed[i]);
+    }
+    ++round_;
+    std::vector<int> kept;
+    for (std::size_t i = 0; i < live_.size(); ++i) {
+      bool clear = live_.size() > 1;
+      for (std::size_t j = 0; j < live_.size() && clear; ++j)
+        if (j != i && !(agreed[i] * settings_.clear <= agreed[j])) clear = false;
+      if (clear) kept = {live_[i]};
+    }
+    if (kept.empty())
+      for (std::size_t i = 0; i < live_.size(); ++i)
+        if (agreed[i] <= settings_.first_look * fastest) kept.push_back(live_[i]);
+    live_ = kept;
+    live_.push_back(native_);  // native last, as in every round
+    clear_round();
+    if (live_.size() <= 1 || round_ > settings_.rounds) decide();
     return;
   }
   double fastest = kInfinity;

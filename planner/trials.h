@@ -68,6 +68,21 @@
 //    they begin the rounds at the same call; a round is reported for each of those
 //    agreements, with native's mean so far. Native's first calls are not measured again
 //    in its first round (native is warm by then).
+//    The price (TrialPrice): a schedule's calls under a millisecond at their whole
+//    predicted time, since what makes them dear is outside the model (warm-ups, the
+//    ring's fills, switches); a call of a millisecond or more at what it would cost
+//    beyond native's measured time a call if it took `first_look` times its price (a
+//    candidate that much slower than the best goes after one call). So where the model
+//    prices every schedule far under native's first calls (6 ranks on the test bed's 3
+//    sites, 1 MiB allreduce: three schedules at 67-69 ms, native 284 ms a call), the
+//    rounds begin after native's first call instead of its fourth; 8 calls of that job
+//    ran 4 native calls and then trials, at native's speed.
+//    Where the rounds begin with a first look, native MPI sits it out: its first calls
+//    stand for its look (their agreed mean, cold calls included, so native looks no
+//    faster than it is), a schedule `first_look` times slower than the faster of native
+//    and the best schedule goes, a schedule `clear` of the others leaves only itself,
+//    and native rejoins for the measured rounds, where it must still be beaten. One
+//    native call of 250 ms fewer in a test bed job's trials.
 //  * A decision is checked again later (`recheck_share` > 0): its trial may have been
 //    measured in another period of the job, or over a rival's cold calls. Measured on
 //    the 2-core AMD EPYC VM (2 ranks, MPICH, 256 KiB broadcasts in a slow period):
@@ -89,10 +104,24 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace canopy::planner {
+
+// What a size class's trials are priced at, for native MPI's first calls (trials.h).
+struct TrialPrice {
+  double short_calls = 0;  // seconds: the schedules' trial calls under a millisecond, at their price
+  struct Long {
+    double predicted = 0;  // seconds a call
+    int calls = 0;
+  };
+  std::vector<Long> long_calls;  // the schedules' trial calls of a millisecond or more
+  // The price when native MPI takes `native_seconds` a call: the short calls whole, each
+  // long call at what it costs beyond native if it took `distrust` times its price.
+  double beyond(double native_seconds, double distrust) const;
+};
 
 struct TrialSettings {
   int rounds = 2;               // measured rounds after the first look
@@ -103,10 +132,10 @@ struct TrialSettings {
   double clear = 2.0;           // decided at once when the best is this much faster than every other
   double native_margin = 0.10;  // a schedule must be this much faster than native to replace it
   int native_after = 0;         // calls before native's trial (0: native in every round from the first)
-  // > 0: what the trials are priced at (seconds); native MPI runs the size class's calls
-  // until they have cost that much, then the rounds begin, native in every one
-  // (native_after is then ignored). 0: the rounds begin at the first call.
-  double native_first = 0;
+  // Set: what the trials are priced at; native MPI runs the size class's calls until
+  // they have cost that much, then the rounds begin, native in every measured one
+  // (native_after is then ignored). Unset: the rounds begin at the first call.
+  std::optional<TrialPrice> native_first;
   double recheck_share = 0;     // of a decided choice's time, for checking it again (0: a decision is final)
 };
 
@@ -159,9 +188,9 @@ std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, do
 
 // What the schedules' trial calls are priced at (TrialSettings::native_first): each
 // schedule's batch, for the first look and each of `rounds` measured rounds, at its
-// predicted time a call. Native's own trial calls are left out: they cost what staying
-// native costs.
-double trial_price(const std::vector<TrialCandidate>& candidates, const std::vector<int>& batches, int rounds);
+// predicted time a call (calls of a millisecond or more as TrialPrice::long_calls).
+// Native's own trial calls are left out: they cost what staying native costs.
+TrialPrice trial_price(const std::vector<TrialCandidate>& candidates, const std::vector<int>& batches, int rounds);
 
 class Trials {
  public:
@@ -246,6 +275,8 @@ class Trials {
   enum class Phase { kNativeFirst, kSchedules, kWaiting, kWithNative };
   Phase phase_ = Phase::kWithNative;
   std::vector<int> pending_;      // the candidates of the rounds after native's first calls
+  bool native_aside_ = false;     // native sits out this first look (its first calls stand for it)
+  double native_first_mean_ = 0;  // the agreed mean of native's first calls
   int first_calls_ = 0;           // native's first calls so far
   double first_seconds_ = 0;      // ... and their time on this rank
   int next_agreement_ = 1;        // the first call count at which the ranks agree on it

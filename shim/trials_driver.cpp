@@ -140,7 +140,7 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
     plan.trials.end_round(agreed);
     if (rank_ == 0 && !plan.trials.native_first())
       rt.log->info("auto: {} on {} ranks, root {}, {} B: native MPI's first {} took {} a call (slowest rank), "
-                   "as much as the trials are priced at: the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
+                   "as much as the trials are priced to cost beyond it: the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
                    planner::to_string(key.collective), size_, key.root, class_bytes_text(key),
                    calls == 1 ? std::string("call") : fmt::format("{} calls", calls),
                    planner::format_seconds(agreed.front()));

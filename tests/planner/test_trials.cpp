@@ -581,7 +581,7 @@ TEST_CASE("Trials: with native_first, native MPI runs the class's first calls un
           "[trials]") {
   TrialSettings s;
   s.batch = 2;
-  s.native_first = 1.0;  // the trials' price, seconds
+  s.native_first = TrialPrice{1.0, {}};  // the trials' price, seconds
   // Candidates 0 and 1 are schedules, 2 is native. Native takes 0.1 s a call: its sum
   // reaches 1.0 at call 10, agreed at call 16 (the first agreement past it).
   Trials t(3, 2, s);
@@ -618,7 +618,7 @@ TEST_CASE("Trials: with native_first, slow first native calls pay for the trials
           "[trials]") {
   TrialSettings s;
   s.batch = 2;
-  s.native_first = 1e-3;
+  s.native_first = TrialPrice{1e-3, {}};
   // Native's first call of the size takes 5 ms (MPICH's first 128 KiB reduces: 0.9-3 ms),
   // more than the trials' price: the rounds begin at the second call.
   Trials slow(2, 1, s);
@@ -646,7 +646,95 @@ TEST_CASE("Trials: the trials' price is each schedule's batch, first look and ro
   // Two schedules (10 us, batches of 6; 40 us, batches of 2) and native (left out).
   const std::vector<TrialCandidate> candidates{{false, 10e-6}, {false, 40e-6}, {true, 0}};
   const std::vector<int> batches{6, 2, 6};
-  CHECK(trial_price(candidates, batches, 2) == Approx(3 * (6 * 10e-6 + 2 * 40e-6)));
-  CHECK(trial_price(candidates, batches, 0) == Approx(6 * 10e-6 + 2 * 40e-6));
-  CHECK(trial_price({{true, 0}}, {6}, 2) == 0);
+  CHECK(trial_price(candidates, batches, 2).beyond(1.0, 3) == Approx(3 * (6 * 10e-6 + 2 * 40e-6)));
+  CHECK(trial_price(candidates, batches, 0).beyond(1.0, 3) == Approx(6 * 10e-6 + 2 * 40e-6));
+  CHECK(trial_price({{true, 0}}, {6}, 2).beyond(0, 3) == 0);
+}
+
+TEST_CASE("Trials: a schedule's calls of a millisecond or more are priced at what they would cost beyond native "
+          "if they took the first look's factor times their price",
+          "[trials]") {
+  // The test bed's 1 MiB allreduce on 6 ranks: three schedules priced at 67-69 ms,
+  // one call each per look and round (2 rounds), beside a short one (10 us, batch 6).
+  const std::vector<TrialCandidate> candidates{{false, 66.85e-3}, {false, 68.26e-3}, {false, 68.80e-3},
+                                               {false, 10e-6}, {true, 0}};
+  const std::vector<int> batches{1, 1, 1, 6, 1};
+  const TrialPrice price = trial_price(candidates, batches, 2);
+  REQUIRE(price.long_calls.size() == 3);
+  CHECK(price.short_calls == Approx(3 * 6 * 10e-6));
+  // Native at 284 ms a call: three times each price is under it, only the short calls count.
+  CHECK(price.beyond(284e-3, 3) == Approx(3 * 6 * 10e-6));
+  // Native at 100 ms: each long call costs 3 x its price - 100 ms, three calls each.
+  const double expected = 3 * 6 * 10e-6 + 3 * ((3 * 66.85e-3 - 0.1) + (3 * 68.26e-3 - 0.1) + (3 * 68.80e-3 - 0.1));
+  CHECK(price.beyond(0.1, 3) == Approx(expected));
+  // Trusting the model fully (distrust 1) and native slower than all: only the short calls.
+  CHECK(price.beyond(0.1, 1) == Approx(3 * 6 * 10e-6));
+}
+
+TEST_CASE("Trials: with native_first and long calls, the rounds begin after native's first call where the schedules "
+          "are priced far under it, and native sits out the first look",
+          "[trials]") {
+  TrialSettings s;
+  s.batches = {1, 1, 1, 1};  // calls of a millisecond or more: a first look
+  TrialPrice price;
+  price.long_calls = {{0.07, 3}, {0.07, 3}, {0.07, 3}};
+  s.native_first = price;
+  Trials t(4, 3, s);  // schedules 0-2, native 3
+  // Native's first call: 280 ms (slowest rank); 3 x 70 ms is under it, the trials cost
+  // nothing beyond native: the rounds begin at once.
+  CHECK(t.current() == 3);
+  REQUIRE(t.record(0.28));
+  t.end_round({0.28});
+  REQUIRE_FALSE(t.native_first());
+  // The settling call (the first schedule, unmeasured), then the first look of the three
+  // schedules alone.
+  CHECK(t.settling());
+  CHECK(t.current() == 0);
+  CHECK_FALSE(t.record(0.5));
+  CHECK(t.live() == std::vector<int>{0, 1, 2});
+  std::vector<int> looked;
+  bool ended = false;
+  const std::vector<double> times{0.10, 0.09, 0.90};  // schedule 2 is 10x slower than the best
+  while (!ended) {
+    looked.push_back(t.current());
+    ended = t.record(times[t.current()]);
+  }
+  CHECK(looked == std::vector<int>{0, 1, 2});
+  t.end_round(t.round_means());
+  // Schedule 2 is more than 3x the fastest: gone. Native rejoins, last, for the measured rounds.
+  CHECK(t.live() == std::vector<int>{0, 1, 3});
+  CHECK_FALSE(t.decided());
+  // Measured rounds: native (warm now) at 250 ms, the schedules as before: schedule 1 wins.
+  const int chosen = run(t, [](int c) { return c == 3 ? 0.25 : c == 0 ? 0.10 : 0.09; });
+  CHECK(chosen == 1);
+  CHECK(t.best()[3] == Approx(0.25));  // native was measured in the rounds, not only first
+}
+
+TEST_CASE("Trials: native sitting out the first look still decides it: slow schedules go, a clear one is still "
+          "measured against native",
+          "[trials]") {
+  TrialSettings s;
+  s.batches = {1, 1, 1};
+  s.native_first = TrialPrice{0, {}};  // no price: the rounds begin after native's first call
+  auto first_look = [&](Trials& t, const std::vector<double>& times) {
+    REQUIRE(t.record(0.05));  // native's first call: 50 ms
+    t.end_round({0.05});
+    REQUIRE_FALSE(t.record(1.0));  // the settling call
+    bool ended = false;
+    while (!ended) ended = t.record(times[t.current()]);
+    t.end_round(t.round_means());
+  };
+  // Both schedules more than 3x native's first calls: native alone is left, and decided.
+  Trials slow(3, 2, s);
+  first_look(slow, {0.2, 0.3});
+  CHECK(slow.decided());
+  CHECK(slow.chosen() == 2);
+  // A schedule clear of the other (2x faster) leaves only itself, and native rejoins:
+  // not decided until native has run in a measured round.
+  Trials clear(3, 2, s);
+  first_look(clear, {0.02, 0.05});
+  CHECK_FALSE(clear.decided());
+  CHECK(clear.live() == std::vector<int>{0, 2});
+  // Native, warm, turns out as fast as the schedule: native stays.
+  CHECK(run(clear, [](int c) { return c == 2 ? 0.02 : 0.02; }) == 2);
 }
