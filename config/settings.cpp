@@ -190,6 +190,16 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_REPORT=canopy-report.txt"},
       {"CANOPY_REPORT_FORMAT", "name", "text", "text, json", "Format of the CANOPY_REPORT file",
        "CANOPY_REPORT_FORMAT=json"},
+      {"CANOPY_TRACE", "path", "none", "a writable file path; none: no trace",
+       "At MPI_Finalize world rank 0 writes a timeline of the sampled calls (CANOPY_TRACE_CALLS) on every rank "
+       "there, in the Chrome trace-event JSON format that ui.perfetto.dev and chrome://tracing open: each call, "
+       "each step of its schedule (send, receive, reduce, copy, stage, fetch, read, write, and the final wait) "
+       "with its peer, segment and bytes, on clocks aligned to world rank 0's at MPI_Init; messages as arrows",
+       "CANOPY_TRACE=canopy-trace.json"},
+      {"CANOPY_TRACE_CALLS", "sampling", "8:64", "N:M, two integers from 0 to 1000000000",
+       "Which calls CANOPY_TRACE records: of each communicator's calls of one collective, root and size class, "
+       "the first N, then one in M (M 0: none after the first N); the same calls on every rank",
+       "CANOPY_TRACE_CALLS=100:0"},
       {"CANOPY_SAVE_RULES", "path", "none", "a writable file path; none: not saved",
        "At MPI_Finalize world rank 0 writes what auto's trials decided in this job as a CANOPY_CONFIG settings "
        "file: a rule per collective, communicator size and run of size classes (sizes whose trials did not "
@@ -308,6 +318,18 @@ ParseResult parse_settings(const Environment& env) {
     else bad("CANOPY_REPORT_FORMAT", *v, "text, json", "using text");
   }
   if (const auto* v = find("CANOPY_SAVE_RULES")) s.save_rules = *v == "none" ? "" : *v;
+  if (const auto* v = find("CANOPY_TRACE")) s.trace = *v == "none" ? "" : *v;
+  if (const auto* v = find("CANOPY_TRACE_CALLS")) {
+    long long first = 0, every = 0;
+    char tail = 0;
+    if (std::sscanf(v->c_str(), "%lld:%lld%c", &first, &every, &tail) != 2 || first < 0 || every < 0 ||
+        first > 1000000000 || every > 1000000000 || v->find_first_of(" +-") != std::string::npos)
+      bad("CANOPY_TRACE_CALLS", *v, "N:M, two integers from 0 to 1000000000", "using 8:64");
+    else {
+      s.trace_first = first;
+      s.trace_every = every;
+    }
+  }
   for (planner::Collective c : {planner::Collective::Reduce, planner::Collective::Bcast, planner::Collective::Allreduce}) {
     const char* name = Settings::algorithm_variable(c);
     if (const auto* v = find(name)) {

@@ -51,6 +51,9 @@ struct Settings {
   std::string report;                  // CANOPY_REPORT: path of the end-of-run report ("-": stderr; empty: none)
   std::string report_format = "text";  // CANOPY_REPORT_FORMAT: text or json
   std::string save_rules;              // CANOPY_SAVE_RULES: where auto's decisions are written (empty: nowhere)
+  std::string trace;                   // CANOPY_TRACE: where the sampled calls' timeline goes (empty: no trace)
+  long trace_first = 8;                // CANOPY_TRACE_CALLS N: each plan's first calls traced
+  long trace_every = 64;               // ... M: then one in M (0: none)
 
   // The algorithm and segment size for a call: for each of the two, the first rule
   // matching (collective, bytes, ranks) that sets it, else the global setting.

@@ -11,6 +11,7 @@
 #include "shim/executor.h"
 #include "shim/native_reduce.h"
 #include "shim/runtime.h"
+#include "shim/trace.h"
 
 namespace canopy::shim {
 
@@ -334,6 +335,11 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   const bool timed = trial || sampled || learn_sample;
   if (learn_sample) state.align_for_sample();
   const double start = timed ? PMPI_Wtime() : 0;
+  // CANOPY_TRACE: a sampled call (the same calls on every rank) is recorded step by step.
+  const bool traced = trace::on() && trace::sampled(plan.calls);
+  if (traced)
+    trace::begin_call(key.collective, key.root, bytes, candidate.name(), candidate.native || without_ring,
+                      state.world_ranks(), state.next_trace_serial());
   int err = MPI_SUCCESS;
   if (candidate.native) {
     const FallbackReason why = trial && plan.trials.native_first() ? FallbackReason::AutoNativeFirst
@@ -359,6 +365,7 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
     // Report an error as native MPI would: through the communicator's handler.
     if (err != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, err);
   }
+  if (traced) trace::end_call();
   if (timed) {
     const double seconds = PMPI_Wtime() - start;
     if (sampled) record->add(seconds);

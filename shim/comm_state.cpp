@@ -141,6 +141,11 @@ CommState* CommState::of(MPI_Comm comm, FallbackReason* why) {
   return state;
 }
 
+const std::vector<int>& CommState::world_ranks() {
+  if (world_ranks_.empty()) world_ranks_ = world_ranks_of(user_comm_, size_);
+  return world_ranks_;
+}
+
 bool CommState::private_ready() {
   if (private_comm_ != MPI_COMM_NULL) return true;
   if (private_failed_) return false;

@@ -103,6 +103,11 @@ class CommState {
   Workspace& workspace() { return workspace_; }
   ExecutorScratch& executor_scratch() { return executor_scratch_; }
 
+  // CANOPY_TRACE (shim/trace.h): the communicator's ranks' world ranks (found on first
+  // use), and its traced calls so far (every rank traces the same calls).
+  const std::vector<int>& world_ranks();
+  std::int64_t next_trace_serial() { return trace_serial_++; }
+
   // The network under this communicator's ranks (the world topology restricted to
   // them), null when there is none or they all share one node.
   const std::shared_ptr<const planner::Topology>& topology() const { return topology_; }
@@ -268,6 +273,8 @@ class CommState {
   // ---- Scratch memory, reused from call to call -----------------------------------
   Workspace workspace_;
   ExecutorScratch executor_scratch_;
+  std::vector<int> world_ranks_;  // world_ranks(), once asked
+  std::int64_t trace_serial_ = 0;
   // ---- Node resources (the staging ring): shim/node_resources.cpp -----------------
   std::unique_ptr<StagingRing> staging_;
   std::vector<int> ring_world_ranks_;  // the processes staging_ serves (for StagingRing::park)

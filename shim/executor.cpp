@@ -1,6 +1,7 @@
 #include "shim/executor.h"
 
 #include "shim/reduce_kernels.h"
+#include "shim/trace.h"
 
 #include <sched.h>
 
@@ -105,52 +106,75 @@ class RankRun {
   int run() {
     const std::vector<Step>& steps = s_.steps_of(rank_);
     if (s_.uses_staging()) b_.ring->begin_call(static_cast<int>(segments_.size()));
+    trace::Recorder* const trace = trace::active();  // CANOPY_TRACE: this call is sampled
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      const Step& step = steps[i];
-      switch (fused_[i]) {
-        case Fused::No: break;
-        case Fused::RecvIntoAccumulator: receive_into_accumulator(step); continue;
-        case Fused::SkipCopy: continue;
-        case Fused::ReduceInput: reduce_input(step); continue;
-        case Fused::CopyIntoEntry:
-          if (!packed_is_layout()) break;  // this call's datatype is packed: run as written
-          copy_into_entry(steps, i);
-          continue;
-        case Fused::ReduceInEntry:
-          if (!packed_is_layout()) break;
-          fetch_reduce(step, open_entry_);
-          continue;
-        case Fused::PublishEntry:
-          if (!packed_is_layout()) break;
-          b_.ring->publish(step.slot, step.readers);
-          continue;
+      if (!trace) {
+        run_step(steps, i);
+        continue;
       }
-      switch (step.kind) {
-        case StepKind::Recv: receive(step); break;
-        case StepKind::Send: send(step); break;
-        case StepKind::Reduce: reduce(step); break;
-        case StepKind::Copy: copy(step); break;
-        case StepKind::Stage: stage(step); break;
-        case StepKind::Fetch: fetch(step); break;
-        case StepKind::FetchReduce:
-          if (step.buffer == Buffer::Input) fetch_reduce_input(step, acc(step.segment), stream_);
-          else fetch_reduce(step, acc(step.segment));
-          break;
-        case StepKind::Expose: expose(step); break;
-        case StepKind::Read:
-        case StepKind::Write: access(step); break;
-      }
+      const double start = PMPI_Wtime();
+      if (run_step(steps, i)) record(*trace, steps[i], start);
     }
+    const double waits = trace ? PMPI_Wtime() : 0;
     for (auto& r : sends_) note(wait_politely(&r));
     for (auto& r : acc_recv_) note(wait_politely(&r));
     for (auto& r : slot_recv_) note(wait_politely(&r));
     // Last: the others may still be copying from or into this rank's accumulator, and
     // their copies wait on nothing of this rank's but its Expose.
     if (exposed_) b_.ring->wait_exposed();
+    if (trace) trace->step(trace::Kind::Wait, -1, -1, 0, waits, PMPI_Wtime());
     return error_;
   }
 
  private:
+  // Runs step i as written or fused (fusions_for); false where it is folded into another.
+  bool run_step(const std::vector<Step>& steps, std::size_t i) {
+    const Step& step = steps[i];
+    switch (fused_[i]) {
+      case Fused::No: break;
+      case Fused::RecvIntoAccumulator: receive_into_accumulator(step); return true;
+      case Fused::SkipCopy: return false;
+      case Fused::ReduceInput: reduce_input(step); return true;
+      case Fused::CopyIntoEntry:
+        if (!packed_is_layout()) break;  // this call's datatype is packed: run as written
+        copy_into_entry(steps, i);
+        return true;
+      case Fused::ReduceInEntry:
+        if (!packed_is_layout()) break;
+        fetch_reduce(step, open_entry_);
+        return true;
+      case Fused::PublishEntry:
+        if (!packed_is_layout()) break;
+        b_.ring->publish(step.slot, step.readers);
+        return true;
+    }
+    switch (step.kind) {
+      case StepKind::Recv: receive(step); break;
+      case StepKind::Send: send(step); break;
+      case StepKind::Reduce: reduce(step); break;
+      case StepKind::Copy: copy(step); break;
+      case StepKind::Stage: stage(step); break;
+      case StepKind::Fetch: fetch(step); break;
+      case StepKind::FetchReduce:
+        if (step.buffer == Buffer::Input) fetch_reduce_input(step, acc(step.segment), stream_);
+        else fetch_reduce(step, acc(step.segment));
+        break;
+      case StepKind::Expose: expose(step); break;
+      case StepKind::Read:
+      case StepKind::Write: access(step); break;
+    }
+    return true;
+  }
+
+  // CANOPY_TRACE: the step just run, from `start` until now, as the schedule names it.
+  void record(trace::Recorder& trace, const Step& st, double start) const {
+    const bool has_peer = st.kind == StepKind::Send || st.kind == StepKind::Recv || st.kind == StepKind::Fetch ||
+                          st.kind == StepKind::FetchReduce || st.kind == StepKind::Read || st.kind == StepKind::Write;
+    const bool has_segment = st.segment >= 0 && st.segment < static_cast<int>(segments_.size());
+    trace.step(trace::kind_of(st.kind), has_peer ? st.peer : -1, has_segment ? st.segment : -1,
+               has_segment ? static_cast<std::int64_t>(bytes(st.segment)) : 0, start, PMPI_Wtime());
+  }
+
   // The validator (and rescale_segments) guarantee every segment fits an int count
   // (planner/segments.h).
   int count(int seg) const { return static_cast<int>(segments_[seg].count); }

@@ -22,6 +22,7 @@
 #include "shim/report.h"
 #include "shim/save_rules.h"
 #include "shim/topology_probe.h"
+#include "shim/trace.h"
 
 namespace canopy::shim {
 
@@ -240,11 +241,21 @@ void initialize(int thread_level) {
   }
   if (rt.settings.timing || !rt.settings.report.empty()) rt.stats.enable();
   // The report and the saved rules are gathered at MPI_Finalize on a communicator of their own.
-  if ((!rt.settings.report.empty() || !rt.settings.save_rules.empty()) &&
+  // So is CANOPY_TRACE's timeline, whose clocks are aligned here. Not under
+  // MPI_THREAD_MULTIPLE: calls on several threads would mix their steps (shim/trace.h).
+  if (!rt.settings.trace.empty() && rt.concurrent_calls()) {
+    if (lead) rt.log->warn("CANOPY_TRACE='{}': not traced under MPI_THREAD_MULTIPLE", rt.settings.trace);
+    rt.settings.trace.clear();
+  }
+  if ((!rt.settings.report.empty() || !rt.settings.save_rules.empty() || !rt.settings.trace.empty()) &&
       PMPI_Comm_dup(MPI_COMM_WORLD, &rt.report_comm) != MPI_SUCCESS) {
-    if (lead) rt.log->error("CANOPY_REPORT, CANOPY_SAVE_RULES: cannot duplicate MPI_COMM_WORLD; no report, no rules saved");
+    if (lead)
+      rt.log->error("CANOPY_REPORT, CANOPY_SAVE_RULES, CANOPY_TRACE: cannot duplicate MPI_COMM_WORLD; no report, "
+                    "no rules saved, no trace");
     rt.report_comm = MPI_COMM_NULL;
   }
+  if (rt.report_comm != MPI_COMM_NULL && !rt.settings.trace.empty())
+    trace::setup(rt.report_comm, rt.settings.trace_first, rt.settings.trace_every, rt.node_leader == 0);
   // Last: a CANOPY_TOPOLOGY file that cannot be used has made both collectives native.
   rt.native_only = {rt.settings.always_native(planner::Collective::Reduce),
                     rt.settings.always_native(planner::Collective::Bcast),
@@ -302,6 +313,13 @@ void finalize() {
       rt.log->info("CANOPY_SAVE_RULES: {} rule(s) of auto's decisions written to {}; run the next job with "
                    "CANOPY_CONFIG={}",
                    rules, rt.settings.save_rules, rt.settings.save_rules);
+  }
+  if (rt.report_comm != MPI_COMM_NULL && trace::on()) {
+    const std::string error = trace::write(rt.report_comm, rt.settings.trace);
+    if (!error.empty()) rt.log->error("{}", error);
+    else if (int rank = 0; PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0)
+      rt.log->info("CANOPY_TRACE: the sampled calls' timeline written to {} (open it in ui.perfetto.dev)",
+                   rt.settings.trace);
   }
   if (rt.report_comm != MPI_COMM_NULL) PMPI_Comm_free(&rt.report_comm);
   if (rt.active) {

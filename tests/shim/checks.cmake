@@ -751,3 +751,36 @@ add_test(NAME "mpi preload: a rule for commutative operations only"
 set_tests_properties("mpi preload: a rule for commutative operations only" PROPERTIES ENVIRONMENT
                      "CANOPY_CONFIG=${shim_tests}/commutative_rule_config.json;CANOPYTEST_EXPECT_INTERCEPT=1"
                      LABELS "mpi;preload" TIMEOUT 120)
+
+# CANOPY_TRACE: canopy-bench's calls traced on every rank, and the file checked against
+# the trace-event format, the calls and their steps, every message's two ends, and
+# causality across the ranks' aligned clocks (check_trace.cpp). Once over point-to-point
+# schedules (4 ranks, no staging ring), once through the node's ring (3 ranks).
+add_executable(check_trace ${shim_tests}/check_trace.cpp)
+target_link_libraries(check_trace PRIVATE nlohmann_json::nlohmann_json)
+set(trace_dir ${CMAKE_CURRENT_BINARY_DIR}/trace)
+add_test(NAME "mpi preload: trace clean" COMMAND ${CMAKE_COMMAND} -E rm -rf ${trace_dir})
+add_test(NAME "mpi preload: trace mkdir" COMMAND ${CMAKE_COMMAND} -E make_directory ${trace_dir})
+set_tests_properties("mpi preload: trace clean" PROPERTIES FIXTURES_SETUP traceclean LABELS mpi)
+set_tests_properties("mpi preload: trace mkdir" PROPERTIES FIXTURES_SETUP tracedir FIXTURES_REQUIRED traceclean
+                     LABELS mpi)
+foreach(shape p2p ring)
+  if(shape STREQUAL p2p)
+    set(np 4)
+    set(env CANOPY_SHM=off CANOPY_REDUCE_ALGO=binomial CANOPY_BCAST_ALGO=binomial CANOPY_ALLREDUCE_ALGO=ring)
+    set(kinds send receive reduce wait)
+  else()
+    set(np 3)
+    set(env CANOPY_REDUCE_ALGO=shm-reduce-scatter-gather CANOPY_BCAST_ALGO=shm-bcast
+            CANOPY_ALLREDUCE_ALGO=shm-reduce-scatter-allgather)
+    set(kinds stage fetch wait)
+  endif()
+  canopy_add_mpi_test(NAME "mpi preload: trace ${shape} run" TARGET canopy-bench NP ${np} PRELOAD
+                      ENV ${env} CANOPY_TRACE=${trace_dir}/${shape}.json CANOPY_TRACE_CALLS=2:4
+                      ARGS --collectives allreduce,reduce,bcast --sizes 65536 --warmup 2 --min-calls 4 --seconds 0.01
+                      PASS_REGULAR_EXPRESSION "CHECK OK")
+  add_test(NAME "mpi preload: trace ${shape} check" COMMAND check_trace ${trace_dir}/${shape}.json ${np} ${kinds})
+  set_tests_properties("mpi preload: trace ${shape} run" PROPERTIES FIXTURES_SETUP trace${shape}
+                       FIXTURES_REQUIRED tracedir)
+  set_tests_properties("mpi preload: trace ${shape} check" PROPERTIES FIXTURES_REQUIRED trace${shape} LABELS mpi)
+endforeach()

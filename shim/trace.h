@@ -1,0 +1,94 @@
+// CANOPY_TRACE: a measured timeline of sampled calls, every step of their schedules on
+// every rank, written at MPI_Finalize by world rank 0 in the Chrome trace-event JSON
+// format (ui.perfetto.dev, chrome://tracing).
+//
+// Which calls: CANOPY_TRACE_CALLS=N:M, of each plan (a communicator's calls of one
+// collective, root and size class) the first N calls and then one in M, counted by the
+// plan's calls, which every rank of the communicator makes alike: a traced call is
+// traced on every rank, so each send has its receive in the file.
+// Clocks: each rank's MPI_Wtime, shifted by its offset from world rank 0's, measured at
+// MPI_Init the way tracing tools do (ping-pongs with rank 0; the offset of the one with
+// the shortest round trip, assuming it symmetric), so a send and its receive line up
+// across nodes; the ranks on rank 0's node read its clock and take no offset.
+// Cost when off: one branch a call (trace::on()), one a schedule run.
+// Under MPI_THREAD_MULTIPLE nothing is traced: calls on several threads would interleave
+// their steps in the one recorder (said once at MPI_Init).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/schedule.h"
+
+namespace canopy::shim::trace {
+
+// What a step did, as the executor ran it (planner::StepKind, and the final wait for the
+// messages still in flight).
+enum class Kind : std::uint8_t { Send, Recv, Reduce, Copy, Stage, Fetch, FetchReduce, Expose, Read, Write, Wait };
+constexpr int kKinds = 11;
+const char* name(Kind k);
+Kind kind_of(planner::StepKind k);
+
+// One step of one traced call on this rank (plain data: gathered to rank 0 as bytes).
+struct Step {
+  double start = 0, end = 0;  // MPI_Wtime, this rank's clock
+  std::int64_t bytes = 0;
+  std::int32_t peer = -1;     // world rank (-1: none)
+  std::int32_t segment = -1;
+  std::uint32_t call = 0;     // index of its call in this rank's calls
+  Kind kind = Kind::Wait;
+};
+
+// One traced call on this rank.
+struct Call {
+  double start = 0, end = 0;
+  std::uint64_t comm = 0;   // the communicator's world ranks, hashed: the same on its every rank
+  std::int64_t serial = 0;  // its traced calls before this one: the same on its every rank
+  std::int64_t bytes = 0;
+  std::int32_t collective = 0;
+  std::int32_t root = 0;
+  std::int32_t comm_size = 0;
+  std::int32_t native = 0;  // native MPI ran it
+  char algorithm[48] = {};
+};
+
+// Whether CANOPY_TRACE is on in this process (set up): read on every call, so inline.
+namespace detail {
+extern bool enabled;
+}
+inline bool on() { return detail::enabled; }
+// Whether the plan's call `plan_call` (0 for its first) is sampled (CANOPY_TRACE_CALLS).
+bool sampled(long plan_call);
+
+// At MPI_Init, on a private duplicate of MPI_COMM_WORLD, by every rank: measures this
+// rank's clock offset from rank 0's (0 where it `shares_rank0_clock`: the same node).
+// `first`/`every`: CANOPY_TRACE_CALLS.
+void setup(MPI_Comm world, long first, long every, bool shares_rank0_clock);
+
+// Brackets one traced call (every rank of the communicator traces the same calls).
+// `world_ranks`: the communicator's ranks' world ranks (for the peers of its steps).
+void begin_call(planner::Collective c, int root, std::int64_t bytes, const std::string& algorithm, bool native,
+                const std::vector<int>& world_ranks, std::int64_t serial);
+void end_call();
+
+// The call being traced, for the executor; null when none (then it records nothing).
+class Recorder {
+ public:
+  // `peer`: a rank of the call's communicator (-1: none).
+  void step(Kind kind, int peer, int segment, std::int64_t bytes, double start, double end);
+};
+Recorder* active();
+
+// At MPI_Finalize, on the same communicator as setup(), by every rank: rank 0 writes the
+// file. Returns an error message ("" when written, or when not rank 0).
+std::string write(MPI_Comm world, const std::string& path);
+
+// The file's JSON for rank-ordered records (what write() gathers), exposed for tests
+// and tools: `offsets[r]` is added to rank r's times.
+std::string chrome_json(const std::vector<std::vector<Call>>& calls, const std::vector<std::vector<Step>>& steps,
+                        const std::vector<double>& offsets);
+
+}  // namespace canopy::shim::trace
