@@ -81,7 +81,7 @@ struct Settings {
   std::string cma = "auto";
 };
 
-// One row of the spec table: what --list-settings and the README show.
+// One row of the spec table: what --list-settings and docs/configuration.md show.
 struct SettingSpec {
   std::string name;
   std::string type;

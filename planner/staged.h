@@ -34,7 +34,7 @@ constexpr std::int64_t kMinStagedChunkBytes = 32 * 1024;
 // 34 and 145 (a throwaway program, medians of 8-12 interleaved rounds). Canopy's 2-rank
 // reduce (MPICH, back to back, canopy-bench, 3 interleaved runs): 8 entries 78-101 us at
 // 1 MiB and 423-443 at 4 MiB, 16 entries 51-54 and 200-239, 32 entries 39-83 and 198-224
-// (one run 1949; not steadier: 76-86 at 1 MiB in another round); docs/performance.md,
+// (one run 1949; not steadier: 76-86 at 1 MiB in another round); docs/performance-history.md,
 // section 7 (the raw lines, A).
 // Decision (2026-11-27): two ranks get the same bytes in fewer, larger entries, whose
 // chunks (up to 96 KiB) hand over half as often. A throwaway two-process pipeline here
@@ -150,7 +150,7 @@ class EntryUses {
 // at the same entry reuses an entry `stages` stages after its last use (`stages` mod
 // entries where a call wraps), and a writer that reuses an entry so soon presumably
 // copies into lines still in its reader's cache. Moving on reuses every entry `entries`
-// stages later but spreads the calls over the whole ring. Measured (docs/performance.md, section 7,
+// stages later but spreads the calls over the whole ring. Measured (docs/performance-history.md, section 7,
 // "Where a call starts in the ring"), 2 ranks, 16 entries, moving on was faster at every
 // size: 1 MiB reduced in 22 stages, 57-65 us a call restarting against 39-44 (the AMD
 // machine); 512 KiB in 11 stages, 22-28 against 19-20; 256 KiB in 6 stages, 26-33

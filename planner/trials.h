@@ -39,7 +39,7 @@
 //    MiB 498, 75, 37, 37, ...; Open MPI's reduce of 1 MiB 673, 69, 58, 59, .... Native's
 //    trial at the 256th call (native_after) measured its second call alone (batches of
 //    2 at 1 MiB), at twice its steady time, and lost to a broadcast through the ring
-//    that is 6% slower than it (docs/performance.md, section 7, "A second machine").
+//    that is 6% slower than it (docs/performance-history.md, section 7, "A second machine").
 //    It costs one more native call, once per size class.
 //  * After the last round, or when one candidate is left, the fastest by its best
 //    round wins; a schedule must beat native by `native_margin` or native stays.

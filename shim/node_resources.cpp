@@ -33,7 +33,7 @@ bool CommState::count_cheap_call(double price) {
   cheap_ring_done_ = true;
   // Why a price and not a count: the ring costs the same whatever the calls' size
   // (0.5 ms at 2 ranks, 1.6-2.7 ms at 16) and pays back per call in proportion to the
-  // call (2 ranks: 8 B 0.4 -> 0.3 us, 4 KiB 3.5 -> 0.4, 16 KiB 10 -> 2.1; docs/performance.md),
+  // call (2 ranks: 8 B 0.4 -> 0.3 us, 4 KiB 3.5 -> 0.4, 16 KiB 10 -> 2.1; docs/performance-history.md),
   // so small calls wait longer for it. Where no ring is offered the rule is done.
   if (!staging_offered() || !private_ready()) return false;
   if (rank_ == 0)

@@ -116,7 +116,7 @@ constexpr std::size_t kCoarserTrialSegments = 8;
 
 // auto trials the model's runner-up (and the coarser cut) only when priced within this
 // factor of the best: further off, the model would have to be wrong by more than it
-// has been (docs/performance.md: medians of 15% to 81% off).
+// has been (docs/performance-history.md: medians of 15% to 81% off).
 constexpr double kTrialPriceRatio = 2.0;
 
 // Native MPI competes in auto mode, at every root (an in-place reduce at a non-zero

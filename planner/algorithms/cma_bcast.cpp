@@ -6,7 +6,7 @@
 // mechanism ... use it only where it measures faster"). The staging ring moves each
 // byte twice (into the ring, out of it); both MPIs' own broadcasts on one node move it
 // once (a single copy through the kernel), so on a machine whose copies are slow past
-// the caches the ring cannot beat them (docs/performance.md, section 7, "A second
+// the caches the ring cannot beat them (docs/performance-history.md, section 7, "A second
 // machine"). One copy per byte split over every core can: on that 2-core Intel Xeon VM a
 // throwaway 2-rank broadcast, the root writing half and the other rank reading half,
 // took 5.2-6.2 us at 256 KiB, 18-22 at 1 MiB and 168-174 at 4 MiB, against 9.2-9.8,

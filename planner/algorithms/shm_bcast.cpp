@@ -26,7 +26,7 @@ namespace {
 // pipeline through shared memory also runs at the pace of those: on a 2-core AMD EPYC
 // (KVM), 2 ranks, 16 entries, forced shm-bcast took 77-95 us per 1 MiB in 32 KiB chunks
 // (16 x 32 KiB in flight) and 58 in 48 KiB chunks, 290-380 against 195-288 at 4 MiB
-// (docs/performance.md, section 7). Smaller messages keep the asked-for chunks, which
+// (docs/performance-history.md, section 7). Smaller messages keep the asked-for chunks, which
 // shorten the pipeline's fill (64 KiB, 2 ranks, on the Xeon: 32 KiB chunks 3.1 us, 48
 // KiB 4.7).
 std::int64_t shm_bcast_chunk_bytes(const Problem& problem) {

@@ -69,7 +69,7 @@ std::shared_ptr<const Topology> random_topology(std::mt19937& rng) {
   return std::make_shared<const Topology>(t);
 }
 
-// The emulated test bed (README): 3 sites x 2 ranks, one node per site; s0-s1 200,
+// The emulated test bed (docs/testbed.md): 3 sites x 2 ranks, one node per site; s0-s1 200,
 // s0-s2 50, s1-s2 500 Mbit/s both ways, 50 us per message (veth and a bridge, no
 // netem delay); the ranks of a site share memory (the problem's model, 10 GB/s).
 std::shared_ptr<const Topology> testbed() {

@@ -12,7 +12,7 @@
  * combines its own half with the other's staged half into its output, stages that
  * result, and copies the other's result out. Earlier
  * sessions measured these with throwaway programs whenever a target looked out of
- * reach (docs/performance.md, section 7); this program is that measurement, kept, so
+ * reach (docs/performance-history.md, section 7); this program is that measurement, kept, so
  * that a target can be judged on any machine before Canopy is tuned for it: where the
  * bare shape itself is no faster than the target, Canopy's schedule of that shape
  * cannot be either.

@@ -165,7 +165,7 @@ static void measure(const Options* o, Bench* b, int kind, int count, double* med
      * batches timed after it. With a check after every warm-up call, a 2-rank 64 KiB
      * reduce through the ring measured 8.3 us a call in its trials (the root waits for
      * the other rank's half) and 4.4 back to back, and Canopy built on Open MPI kept
-     * Open MPI's own reduce (5.7) in a table of back-to-back calls (docs/performance.md,
+     * Open MPI's own reduce (5.7) in a table of back-to-back calls (docs/performance-history.md,
      * section 7, "A second machine"). */
     enum { kMaxWarmupGroup = 64 };
     int n = 0, group = 1;
