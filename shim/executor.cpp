@@ -113,7 +113,7 @@ class RankRun {
         continue;
       }
       const double start = PMPI_Wtime();
-      if (run_step(steps, i)) record(*trace, steps[i], start);
+      if (run_step(steps, i)) record(*trace, steps[i], static_cast<int>(i), start);
     }
     const double waits = trace ? PMPI_Wtime() : 0;
     for (auto& r : sends_) note(wait_politely(&r));
@@ -167,12 +167,12 @@ class RankRun {
   }
 
   // CANOPY_TRACE: the step just run, from `start` until now, as the schedule names it.
-  void record(trace::Recorder& trace, const Step& st, double start) const {
+  void record(trace::Recorder& trace, const Step& st, int index, double start) const {
     const bool has_peer = st.kind == StepKind::Send || st.kind == StepKind::Recv || st.kind == StepKind::Fetch ||
                           st.kind == StepKind::FetchReduce || st.kind == StepKind::Read || st.kind == StepKind::Write;
     const bool has_segment = st.segment >= 0 && st.segment < static_cast<int>(segments_.size());
     trace.step(trace::kind_of(st.kind), has_peer ? st.peer : -1, has_segment ? st.segment : -1,
-               has_segment ? static_cast<std::int64_t>(bytes(st.segment)) : 0, start, PMPI_Wtime());
+               has_segment ? static_cast<std::int64_t>(bytes(st.segment)) : 0, start, PMPI_Wtime(), index);
   }
 
   // The validator (and rescale_segments) guarantee every segment fits an int count

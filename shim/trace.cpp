@@ -124,7 +124,7 @@ void setup(MPI_Comm world, long first, long every, bool shares_rank0_clock) {
 }
 
 void begin_call(planner::Collective c, int root, std::int64_t bytes, const std::string& algorithm, bool native,
-                const std::vector<int>& world_ranks, std::int64_t serial) {
+                const std::string& schedule_id, const std::vector<int>& world_ranks, std::int64_t serial) {
   State& s = state();
   Call call;
   planner::Fnv1a h;
@@ -135,8 +135,13 @@ void begin_call(planner::Collective c, int root, std::int64_t bytes, const std::
   call.collective = static_cast<std::int32_t>(c);
   call.root = root;
   call.comm_size = static_cast<std::int32_t>(world_ranks.size());
+  int world_rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  const auto mine = std::find(world_ranks.begin(), world_ranks.end(), world_rank);
+  call.comm_rank = static_cast<std::int32_t>(mine - world_ranks.begin());
   call.native = native ? 1 : 0;
   std::strncpy(call.algorithm, algorithm.c_str(), sizeof call.algorithm - 1);
+  if (!native) std::strncpy(call.schedule_id, schedule_id.c_str(), sizeof call.schedule_id - 1);
   call.start = PMPI_Wtime();
   s.calls.push_back(call);
   s.world_ranks = &world_ranks;
@@ -156,7 +161,7 @@ Recorder* active() {
   return s.in_call ? &s.recorder : nullptr;
 }
 
-void Recorder::step(Kind kind, int peer, int segment, std::int64_t bytes, double start, double end) {
+void Recorder::step(Kind kind, int peer, int segment, std::int64_t bytes, double start, double end, int index) {
   State& s = state();
   if (s.steps.size() >= kMaxSteps) {
     ++s.dropped;
@@ -168,6 +173,7 @@ void Recorder::step(Kind kind, int peer, int segment, std::int64_t bytes, double
   st.bytes = bytes;
   st.peer = peer >= 0 && s.world_ranks && peer < static_cast<int>(s.world_ranks->size()) ? (*s.world_ranks)[peer] : -1;
   st.segment = segment;
+  st.index = index;
   st.call = static_cast<std::uint32_t>(s.calls.size() - 1);
   st.kind = kind;
   s.steps.push_back(st);
@@ -255,7 +261,8 @@ std::string chrome_json(const std::vector<std::vector<Call>>& calls, const std::
       events.push_back({{"name", what}, {"cat", "call"}, {"ph", "X"}, {"pid", r}, {"tid", 0},
                         {"ts", us(r, c.start)}, {"dur", (c.end - c.start) * 1e6},
                         {"args", {{"call", call_id(c)}, {"bytes", c.bytes}, {"root", c.root},
-                                  {"ranks", c.comm_size}, {"algorithm", c.native ? "native" : c.algorithm}}}});
+                                  {"ranks", c.comm_size}, {"algorithm", c.native ? "native" : c.algorithm},
+                                  {"schedule_id", c.schedule_id}, {"rank", c.comm_rank}}}});
     }
   // Messages: the n-th send from s to d of a segment in a call matches the n-th receive
   // at d from s of that segment in that call (MPI does not overtake on one tag).
@@ -267,6 +274,7 @@ std::string chrome_json(const std::vector<std::vector<Call>>& calls, const std::
       const Call& c = calls[r][st.call];
       json args = {{"call", call_id(c)}, {"segment", st.segment}, {"bytes", st.bytes}};
       if (st.peer >= 0) args["peer"] = st.peer;
+      if (st.index >= 0) args["step"] = st.index;
       events.push_back({{"name", name(st.kind)}, {"cat", "step"}, {"ph", "X"}, {"pid", r},
                         {"tid", track_of(st.kind)}, {"ts", us(r, st.start)}, {"dur", (st.end - st.start) * 1e6},
                         {"args", args}});

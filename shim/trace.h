@@ -38,6 +38,7 @@ struct Step {
   std::int64_t bytes = 0;
   std::int32_t peer = -1;     // world rank (-1: none)
   std::int32_t segment = -1;
+  std::int32_t index = -1;    // the step's index in this rank's steps of the schedule
   std::uint32_t call = 0;     // index of its call in this rank's calls
   Kind kind = Kind::Wait;
 };
@@ -51,8 +52,10 @@ struct Call {
   std::int32_t collective = 0;
   std::int32_t root = 0;
   std::int32_t comm_size = 0;
+  std::int32_t comm_rank = 0;  // this rank's, in the communicator (the schedule's ranks)
   std::int32_t native = 0;  // native MPI ran it
   char algorithm[48] = {};
+  char schedule_id[24] = {};  // the schedule log's id of its schedule (empty: native)
 };
 
 // Whether CANOPY_TRACE is on in this process (set up): read on every call, so inline.
@@ -71,14 +74,15 @@ void setup(MPI_Comm world, long first, long every, bool shares_rank0_clock);
 // Brackets one traced call (every rank of the communicator traces the same calls).
 // `world_ranks`: the communicator's ranks' world ranks (for the peers of its steps).
 void begin_call(planner::Collective c, int root, std::int64_t bytes, const std::string& algorithm, bool native,
-                const std::vector<int>& world_ranks, std::int64_t serial);
+                const std::string& schedule_id, const std::vector<int>& world_ranks, std::int64_t serial);
 void end_call();
 
 // The call being traced, for the executor; null when none (then it records nothing).
 class Recorder {
  public:
-  // `peer`: a rank of the call's communicator (-1: none).
-  void step(Kind kind, int peer, int segment, std::int64_t bytes, double start, double end);
+  // `peer`: a rank of the call's communicator (-1: none); `index`: the step's in the
+  // rank's steps (-1: none, the final wait).
+  void step(Kind kind, int peer, int segment, std::int64_t bytes, double start, double end, int index = -1);
 };
 Recorder* active();
 

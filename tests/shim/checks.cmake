@@ -767,7 +767,8 @@ set_tests_properties("mpi preload: trace mkdir" PROPERTIES FIXTURES_SETUP traced
 foreach(shape p2p ring)
   if(shape STREQUAL p2p)
     set(np 4)
-    set(env CANOPY_SHM=off CANOPY_REDUCE_ALGO=binomial CANOPY_BCAST_ALGO=binomial CANOPY_ALLREDUCE_ALGO=ring)
+    set(env CANOPY_SHM=off CANOPY_REDUCE_ALGO=binomial CANOPY_BCAST_ALGO=binomial CANOPY_ALLREDUCE_ALGO=ring
+            CANOPY_SCHEDULE_LOG=${trace_dir}/p2p.jsonl)
     set(kinds send receive reduce wait)
   else()
     set(np 3)
@@ -784,3 +785,9 @@ foreach(shape p2p ring)
                        FIXTURES_REQUIRED tracedir)
   set_tests_properties("mpi preload: trace ${shape} check" PROPERTIES FIXTURES_REQUIRED trace${shape} LABELS mpi)
 endforeach()
+# canopy-view puts a traced call's measured steps beside its logged schedule's prediction.
+add_test(NAME "mpi preload: trace p2p measured against predicted"
+         COMMAND canopy-view ${trace_dir}/p2p.jsonl --trace ${trace_dir}/p2p.json --svg ${trace_dir}/p2p.svg)
+set_tests_properties("mpi preload: trace p2p measured against predicted" PROPERTIES FIXTURES_REQUIRED tracep2p
+                     LABELS mpi PASS_REGULAR_EXPRESSION
+                     "predicted makespan [^;]+; measured [^(]+[(]4 ranks traced[)].*furthest behind.*rank [0-3] step [0-9]+ [(].*ended .*predicted .*wrote")

@@ -118,9 +118,10 @@ std::string gantt_svg(const Schedule& s, const Simulation& sim, const CostModel&
   const int shown = std::min(s.nranks, std::max(o.max_ranks, 1));
   const double left = 90, right = 150, top = 64, lane_h = 6, row_h = kLanes * lane_h + 8, bottom = 70;
   const double plot_bottom = top + row_h * shown;
-  const double span = sim.makespan > 0 ? sim.makespan : 1;  // nothing to do: an empty axis
+  const double span = o.span > 0 ? o.span : sim.makespan > 0 ? sim.makespan : 1;  // nothing to do: an empty axis
   const auto [factor, unit] = time_unit(span, model);
-  const std::string makespan_text = "makespan " + format_time(sim.makespan, model) + " under " + model.spec();
+  const std::string makespan_text =
+      o.label + " " + format_time(sim.makespan, model) + (o.under.empty() ? " under " + model.spec() : o.under);
 
   svg::Document doc(o.width, plot_bottom + bottom, summarize(s) + "; " + makespan_text);
   doc.root_attribute("data-makespan", number17(sim.makespan));

@@ -22,6 +22,9 @@ struct GanttOptions {
   int max_ranks = 64;
   double width = 1000;     // pixels
   double min_bar_px = 2;   // narrower bars merge with neighbours closer than 1 px
+  double span = 0;         // the time axis's end (0: the makespan), to share one axis between charts
+  std::string label = "makespan";  // what the second line calls the timeline's length
+  std::string under;       // what it says the times come from (empty: " under " and the model)
 };
 
 // The simulation must be of `schedule` under `model` and ok.

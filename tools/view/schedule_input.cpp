@@ -55,6 +55,7 @@ std::optional<ScheduleEntry> entry_of(const json& j, const std::string& where) {
   }
   if (wrapped) {
     if (const auto m = j.find("model"); m != j.end() && m->is_string()) e.model = m->get<std::string>();
+    if (const auto id = j.find("id"); id != j.end() && id->is_string()) e.id = id->get<std::string>();
     // The log says predicted_s, canopy-plan --json says makespan.
     for (const char* key : {"predicted_s", "makespan"})
       if (const auto p = j.find(key); p != j.end() && p->is_number()) e.predicted = p->get<double>();

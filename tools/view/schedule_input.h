@@ -33,6 +33,7 @@ struct ScheduleEntry {
   planner::Schedule schedule;
   std::string model;                // the cost model recorded with it; empty: none recorded
   std::optional<double> predicted;  // the makespan recorded with it (log, canopy-plan)
+  std::string id;                   // the schedule log's id of it (a trace's schedule_id); empty: none
   // The network it was planned for (the "topology" field); none: every message
   // follows the model. Shared: entries are copied, topologies can be large.
   std::shared_ptr<const planner::Topology> topology;
