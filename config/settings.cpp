@@ -196,6 +196,11 @@ const std::vector<SettingSpec>& setting_specs() {
        "each step of its schedule (send, receive, reduce, copy, stage, fetch, read, write, and the final wait) "
        "with its peer, segment and bytes, on clocks aligned to world rank 0's at MPI_Init; messages as arrows",
        "CANOPY_TRACE=canopy-trace.json"},
+      {"CANOPY_TRACE_FORMAT", "name", "json", "json, otf2",
+       "What CANOPY_TRACE writes: json, one file of Chrome trace events; otf2, an OTF2 archive (CANOPY_TRACE "
+       "names its directory, which gets traces.otf2 and traces/) for Vampir and otf2-print, where Canopy was "
+       "built with Debian's libotf2-trace-dev",
+       "CANOPY_TRACE_FORMAT=otf2"},
       {"CANOPY_TRACE_CALLS", "sampling", "8:64", "N:M, two integers from 0 to 1000000000",
        "Which calls CANOPY_TRACE records: of each communicator's calls of one collective, root and size class, "
        "the first N, then one in M (M 0: none after the first N); the same calls on every rank",
@@ -319,6 +324,10 @@ ParseResult parse_settings(const Environment& env) {
   }
   if (const auto* v = find("CANOPY_SAVE_RULES")) s.save_rules = *v == "none" ? "" : *v;
   if (const auto* v = find("CANOPY_TRACE")) s.trace = *v == "none" ? "" : *v;
+  if (const auto* v = find("CANOPY_TRACE_FORMAT")) {
+    if (*v == "json" || *v == "otf2") s.trace_format = *v;
+    else bad("CANOPY_TRACE_FORMAT", *v, "json, otf2", "using json");
+  }
   if (const auto* v = find("CANOPY_TRACE_CALLS")) {
     long long first = 0, every = 0;
     char tail = 0;

@@ -54,6 +54,7 @@ struct Settings {
   std::string trace;                   // CANOPY_TRACE: where the sampled calls' timeline goes (empty: no trace)
   long trace_first = 8;                // CANOPY_TRACE_CALLS N: each plan's first calls traced
   long trace_every = 64;               // ... M: then one in M (0: none)
+  std::string trace_format = "json";   // CANOPY_TRACE_FORMAT: json (Chrome trace events) or otf2
 
   // The algorithm and segment size for a call: for each of the two, the first rule
   // matching (collective, bytes, ranks) that sets it, else the global setting.

@@ -247,6 +247,12 @@ void initialize(int thread_level) {
     if (lead) rt.log->warn("CANOPY_TRACE='{}': not traced under MPI_THREAD_MULTIPLE", rt.settings.trace);
     rt.settings.trace.clear();
   }
+  if (!rt.settings.trace.empty() && rt.settings.trace_format == "otf2" && !trace::otf2_available()) {
+    if (lead)
+      rt.log->error("CANOPY_TRACE_FORMAT=otf2: this libcanopy.so was built without OTF2 (Debian's "
+                    "libotf2-trace-dev; rebuild with it installed); no trace");
+    rt.settings.trace.clear();
+  }
   if ((!rt.settings.report.empty() || !rt.settings.save_rules.empty() || !rt.settings.trace.empty()) &&
       PMPI_Comm_dup(MPI_COMM_WORLD, &rt.report_comm) != MPI_SUCCESS) {
     if (lead)
@@ -315,11 +321,13 @@ void finalize() {
                    rules, rt.settings.save_rules, rt.settings.save_rules);
   }
   if (rt.report_comm != MPI_COMM_NULL && trace::on()) {
-    const std::string error = trace::write(rt.report_comm, rt.settings.trace);
+    const std::string error = trace::write(rt.report_comm, rt.settings.trace, rt.settings.trace_format == "otf2");
     if (!error.empty()) rt.log->error("{}", error);
     else if (int rank = 0; PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0)
-      rt.log->info("CANOPY_TRACE: the sampled calls' timeline written to {} (open it in ui.perfetto.dev)",
-                   rt.settings.trace);
+      rt.log->info("CANOPY_TRACE: the sampled calls' timeline written to {}", rt.settings.trace_format == "otf2"
+                                                                                  ? rt.settings.trace + "/traces.otf2"
+                                                                                  : rt.settings.trace +
+                                                                                        " (open it in ui.perfetto.dev)");
   }
   if (rt.report_comm != MPI_COMM_NULL) PMPI_Comm_free(&rt.report_comm);
   if (rt.active) {

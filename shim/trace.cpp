@@ -302,7 +302,15 @@ std::string chrome_json(const std::vector<std::vector<Call>>& calls, const std::
   return out.dump() + "\n";
 }
 
-std::string write(MPI_Comm world, const std::string& path) {
+bool otf2_available() {
+#ifdef CANOPY_HAVE_OTF2
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string write(MPI_Comm world, const std::string& path, bool otf2) {
   State& s = state();
   if (!on()) return "";
   int rank = 0;
@@ -319,6 +327,17 @@ std::string write(MPI_Comm world, const std::string& path) {
   s = State{};
   detail::enabled = false;
   if (rank != 0) return "";
+  if (otf2) {
+#ifdef CANOPY_HAVE_OTF2
+    const std::string error = write_otf2(path, calls, steps, offsets);
+    if (!error.empty()) return "CANOPY_TRACE='" + path + "': " + error;
+    return all_dropped > 0 ? "CANOPY_TRACE='" + path + "': " + std::to_string(all_dropped) +
+                                 " steps were left out; sample fewer calls (CANOPY_TRACE_CALLS)"
+                           : "";
+#else
+    return "CANOPY_TRACE_FORMAT=otf2: this libcanopy.so was built without OTF2; no trace";
+#endif
+  }
   std::ofstream out(path);
   if (!out) return "CANOPY_TRACE='" + path + "': cannot write the file; no trace";
   out << chrome_json(calls, steps, offsets);

@@ -87,8 +87,15 @@ class Recorder {
 Recorder* active();
 
 // At MPI_Finalize, on the same communicator as setup(), by every rank: rank 0 writes the
-// file. Returns an error message ("" when written, or when not rank 0).
-std::string write(MPI_Comm world, const std::string& path);
+// file (`otf2`: an OTF2 archive in the directory `path`, CANOPY_TRACE_FORMAT). Returns an
+// error message ("" when written, or when not rank 0).
+std::string write(MPI_Comm world, const std::string& path, bool otf2 = false);
+
+// Whether this build writes OTF2 (Debian's libotf2-trace-dev was found when it was built).
+bool otf2_available();
+// The OTF2 archive of rank-ordered records (trace_otf2.cpp; only where otf2_available()).
+std::string write_otf2(const std::string& directory, const std::vector<std::vector<Call>>& calls,
+                       const std::vector<std::vector<Step>>& steps, const std::vector<double>& offsets);
 
 // The file's JSON for rank-ordered records (what write() gathers), exposed for tests
 // and tools: `offsets[r]` is added to rank r's times.

@@ -9,8 +9,9 @@ set -euo pipefail
 
 # openmpi-bin, libopenmpi-dev: the second MPI (tools/test-openmpi.sh); MPICH stays the
 # default, named explicitly (mpicc.mpich, ...) since Debian's plain mpicc then points to Open MPI.
+# libotf2-trace-dev, otf2-tools: CANOPY_TRACE_FORMAT=otf2 and its test (otf2-print).
 packages=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev
-          libspdlog-dev nlohmann-json3-dev libcli11-dev catch2 gfortran iproute2 valgrind)
+          libspdlog-dev nlohmann-json3-dev libcli11-dev catch2 gfortran iproute2 valgrind libotf2-trace-dev otf2-tools)
 
 missing=()
 for p in "${packages[@]}"; do

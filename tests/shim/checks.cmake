@@ -791,3 +791,27 @@ add_test(NAME "mpi preload: trace p2p measured against predicted"
 set_tests_properties("mpi preload: trace p2p measured against predicted" PROPERTIES FIXTURES_REQUIRED tracep2p
                      LABELS mpi PASS_REGULAR_EXPRESSION
                      "predicted makespan [^;]+; measured [^(]+[(]4 ranks traced[)].*furthest behind.*rank [0-3] step [0-9]+ [(].*ended .*predicted .*wrote")
+
+# CANOPY_TRACE_FORMAT=otf2 (where libcanopy.so was built with OTF2): archives of a 2- and
+# a 4-rank job read back by otf2-print, every step's region entered and left, every send
+# matched by its receive (check_otf2.sh).
+find_package(PkgConfig QUIET)
+pkg_check_modules(CANOPY_TEST_OTF2 QUIET otf2)
+find_program(CANOPY_OTF2_PRINT otf2-print)
+if(CANOPY_TEST_OTF2_FOUND AND CANOPY_OTF2_PRINT)
+  foreach(np 2 4)
+    canopy_add_mpi_test(NAME "mpi preload: trace otf2 np${np} run" TARGET canopy-bench NP ${np} PRELOAD
+                        ENV CANOPY_SHM=off CANOPY_REDUCE_ALGO=binomial CANOPY_BCAST_ALGO=binomial
+                            CANOPY_ALLREDUCE_ALGO=ring CANOPY_TRACE=${trace_dir}/otf2-np${np}
+                            CANOPY_TRACE_FORMAT=otf2 CANOPY_TRACE_CALLS=2:4
+                        ARGS --collectives allreduce,reduce,bcast --sizes 65536 --warmup 2 --min-calls 4 --seconds 0.01
+                        PASS_REGULAR_EXPRESSION "CHECK OK")
+    add_test(NAME "mpi preload: trace otf2 np${np} check"
+             COMMAND ${shim_tests}/check_otf2.sh ${CANOPY_OTF2_PRINT} ${np} ${trace_dir}/otf2-np${np}/traces.otf2)
+    set_tests_properties("mpi preload: trace otf2 np${np} run" PROPERTIES FIXTURES_SETUP traceotf2${np}
+                         FIXTURES_REQUIRED tracedir)
+    set_tests_properties("mpi preload: trace otf2 np${np} check" PROPERTIES FIXTURES_REQUIRED traceotf2${np} LABELS mpi)
+  endforeach()
+else()
+  message(STATUS "OTF2 or otf2-print not found: the OTF2 trace tests are not run (Debian: libotf2-trace-dev otf2-tools)")
+endif()
