@@ -1,5 +1,6 @@
 #include "shim/executor.h"
 
+#include "shim/platform.h"
 #include "shim/reduce_kernels.h"
 
 #include <sched.h>
@@ -16,6 +17,8 @@ using planner::StepKind;
 
 int wait_politely(MPI_Request* request, MPI_Status* status) {
   if (*request == MPI_REQUEST_NULL) return MPI_SUCCESS;
+  // Where polling is priced or cannot give a core away (SMPI: shim/platform.h), block.
+  if (!platform().polling_waits) return PMPI_Wait(request, status);
   int done = 0;
   for (int polls = 0;; ++polls) {
     const int err = PMPI_Test(request, &done, status);

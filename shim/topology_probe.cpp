@@ -18,6 +18,7 @@
 #include "planner/describe.h"
 #include "planner/topology_json.h"
 #include "shim/executor.h"
+#include "shim/platform.h"
 
 namespace canopy::shim {
 
@@ -159,6 +160,9 @@ struct Machine {
 
 Machine this_machine() {
   Machine out;
+  // Under SMPI hwloc would describe the real machine, not the simulated host: no
+  // packages are known there (every rank unbound, as on a machine hwloc cannot read).
+  if (!platform().hwloc_describes_node) return out;
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return out;
   hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
@@ -197,6 +201,7 @@ std::string first_line(const char* path) {
 // another machine (HWLOC_XMLFILE, HWLOC_SYNTHETIC) or the files are missing (not
 // Linux), hwloc answers. Every rank of a node reads the same files: the same answer.
 bool may_have_several_packages() {
+  if (!platform().hwloc_describes_node) return false;  // a simulated host: see this_machine()
   if (std::getenv("HWLOC_XMLFILE") || std::getenv("HWLOC_SYNTHETIC")) return true;
   const std::string online = first_line("/sys/devices/system/cpu/online");
   const std::string package = first_line("/sys/devices/system/cpu/cpu0/topology/package_cpus_list");
@@ -496,9 +501,13 @@ TopologyProbe probe_topology(const config::Settings& s, const planner::CostModel
   // MPICH's blocking collectives busy-poll (80 ms for a Comm_split_type at 4 ranks on 2
   // cores, hence the node leader from discover_nodes).
   MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Request dup;
-  PMPI_Comm_idup(MPI_COMM_WORLD, &comm, &dup);
-  wait(dup);
+  if (platform().nonblocking_dup) {
+    MPI_Request dup;
+    PMPI_Comm_idup(MPI_COMM_WORLD, &comm, &dup);
+    wait(dup);
+  } else {
+    PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  }
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   const std::vector<int> node = node_of_ranks(comm, node_leader);
