@@ -17,6 +17,13 @@ struct Platform {
   // time (smpi/test, smpi/iprobe) and spends its wall time on them: there a wait blocks
   // in PMPI_Wait, which SMPI turns into one simulated event.
   bool polling_waits;
+  // Canopy's own collectives (agreements, gathers, the probes' broadcasts) may be
+  // nonblocking and waited for politely (MPICH's blocking ones busy-poll where ranks
+  // outnumber cores). SMPI 3.32 implements nonblocking collectives with every rank
+  // sending to every other (p^2 messages: 65,536 for one allgather at 256 ranks, which
+  // kept 256 simulated ranks in MPI_Init for over 3 minutes of wall time); its blocking
+  // ones follow the selector's algorithms (log p rounds). There they block.
+  bool nonblocking_collectives;
   // PMPI_Comm_idup exists (SMPI 3.32 aborts with "Not yet implemented"; its
   // PMPI_Comm_dup blocks no core anyway).
   bool nonblocking_dup;

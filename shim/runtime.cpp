@@ -99,9 +99,7 @@ planner::NodeMap nodes_from_split_type(const Runtime& rt) {
   int leader = rt.world_rank;
   if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
     // Key 0 keeps world order: the node's rank 0 is its lowest world rank.
-    MPI_Request request = MPI_REQUEST_NULL;
-    PMPI_Ibcast(&leader, 1, MPI_INT, 0, node, &request);
-    wait_politely(&request);
+    bcast_politely(&leader, 1, MPI_INT, 0, node);
     PMPI_Comm_free(&node);
   }
   return gather_nodes(static_cast<std::uint64_t>(leader), rt.cores_per_node, rt.world_rank);
