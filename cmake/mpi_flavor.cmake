@@ -2,6 +2,7 @@
 #
 #   cmake -S . -B build                                  MPICH (the default)
 #   cmake -S . -B build-openmpi -DCANOPY_MPI=openmpi      Open MPI
+#   cmake -S . -B build-smpi -DCANOPY_MPI=smpi            SimGrid's SMPI (cmake/smpi.cmake)
 #
 # Debian installs both side by side, and its plain mpicc/mpiexec/mpif90 alternatives
 # follow whichever was installed last, so the wrappers are named explicitly
@@ -12,11 +13,11 @@
 #   CANOPY_MPIEXEC_PRELOAD  mpiexec arguments that set LD_PRELOAD=${CANOPY_TEST_PRELOAD}
 #                           for the ranks only (MPICH's -genv, Open MPI's -x)
 #   CANOPY_MPI_TEST_ENV     variables every test runs with (canopy_test_environment())
-set(CANOPY_MPI mpich CACHE STRING "The MPI to build and test against: mpich or openmpi")
-set_property(CACHE CANOPY_MPI PROPERTY STRINGS mpich openmpi)
-set(canopy_mpi_allowed mpich openmpi)
+set(CANOPY_MPI mpich CACHE STRING "The MPI to build and test against: mpich, openmpi or smpi")
+set_property(CACHE CANOPY_MPI PROPERTY STRINGS mpich openmpi smpi)
+set(canopy_mpi_allowed mpich openmpi smpi)
 if(NOT CANOPY_MPI IN_LIST canopy_mpi_allowed)
-  message(FATAL_ERROR "CANOPY_MPI='${CANOPY_MPI}' is not valid (allowed: mpich, openmpi)")
+  message(FATAL_ERROR "CANOPY_MPI='${CANOPY_MPI}' is not valid (allowed: mpich, openmpi, smpi)")
 endif()
 message(STATUS "Canopy: MPI ${CANOPY_MPI}")
 
@@ -28,6 +29,10 @@ if(DEFINED CACHE{CANOPY_MPI_CONFIGURED} AND NOT CANOPY_MPI_CONFIGURED STREQUAL C
                       "(or configure this one with -DCANOPY_MPI=${CANOPY_MPI_CONFIGURED})")
 endif()
 set(CANOPY_MPI_CONFIGURED ${CANOPY_MPI} CACHE INTERNAL "CANOPY_MPI of this build directory's first configure")
+# SMPI has no mpicc.smpi or mpiexec: cmake/smpi_compilers.cmake and cmake/smpi.cmake.
+if(CANOPY_MPI STREQUAL "smpi")
+  return()
+endif()
 
 string(TOUPPER ${CANOPY_MPI} canopy_mpi_upper)
 find_program(CANOPY_${canopy_mpi_upper}_CC mpicc.${CANOPY_MPI})

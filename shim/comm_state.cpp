@@ -6,6 +6,7 @@
 // (shim/plan_cache.cpp), the trials driver (shim/trials_driver.cpp) and the node's
 // staging ring (shim/node_resources.cpp).
 #include "shim/comm_state.h"
+#include "shim/platform.h"
 
 #include <algorithm>
 #include <memory>
@@ -91,9 +92,10 @@ std::shared_ptr<const planner::Topology> topology_of(MPI_Comm comm, int size) {
 
 // Canopy's private duplicate of `comm`. Where ranks outnumber cores the nonblocking
 // duplicate, waited for politely: MPICH's blocking MPI_Comm_dup busy-polls there (see
-// CommState::agree). Every rank takes the same branch (agreed at MPI_Init).
+// CommState::agree). Every rank takes the same branch (agreed at MPI_Init). Without a
+// nonblocking duplicate (SMPI) the blocking one.
 bool duplicate(MPI_Comm comm, MPI_Comm& dup, bool polite) {
-  if (!polite) return PMPI_Comm_dup(comm, &dup) == MPI_SUCCESS;
+  if (!polite || !platform().nonblocking_dup) return PMPI_Comm_dup(comm, &dup) == MPI_SUCCESS;
   MPI_Request request = MPI_REQUEST_NULL;
   return PMPI_Comm_idup(comm, &dup, &request) == MPI_SUCCESS && wait_politely(&request) == MPI_SUCCESS;
 }

@@ -1,5 +1,6 @@
 #include "shim/executor.h"
 
+#include "shim/platform.h"
 #include "shim/reduce_kernels.h"
 #include "shim/trace.h"
 
@@ -17,6 +18,8 @@ using planner::StepKind;
 
 int wait_politely(MPI_Request* request, MPI_Status* status) {
   if (*request == MPI_REQUEST_NULL) return MPI_SUCCESS;
+  // Where polling is priced or cannot give a core away (SMPI: shim/platform.h), block.
+  if (!platform().polling_waits) return PMPI_Wait(request, status);
   int done = 0;
   for (int polls = 0;; ++polls) {
     const int err = PMPI_Test(request, &done, status);
@@ -27,16 +30,46 @@ int wait_politely(MPI_Request* request, MPI_Status* status) {
   }
 }
 
+// Canopy's own collectives: nonblocking and waited for politely, or blocking where the
+// platform's nonblocking ones are not worth it (SMPI: shim/platform.h).
+namespace {
+int waited(int err, MPI_Request* request) { return err != MPI_SUCCESS ? err : wait_politely(request); }
+}  // namespace
+
 int allreduce_politely(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (!platform().nonblocking_collectives) return PMPI_Allreduce(in, out, count, type, op, comm);
   MPI_Request request = MPI_REQUEST_NULL;
-  const int err = PMPI_Iallreduce(in, out, count, type, op, comm, &request);
-  return err != MPI_SUCCESS ? err : wait_politely(&request);
+  return waited(PMPI_Iallreduce(in, out, count, type, op, comm, &request), &request);
 }
 
 int allgather_politely(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm) {
+  if (!platform().nonblocking_collectives) return PMPI_Allgather(in, count, type, out, count, type, comm);
   MPI_Request request = MPI_REQUEST_NULL;
-  const int err = PMPI_Iallgather(in, count, type, out, count, type, comm, &request);
-  return err != MPI_SUCCESS ? err : wait_politely(&request);
+  return waited(PMPI_Iallgather(in, count, type, out, count, type, comm, &request), &request);
+}
+
+int bcast_politely(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  if (!platform().nonblocking_collectives) return PMPI_Bcast(buffer, count, type, root, comm);
+  MPI_Request request = MPI_REQUEST_NULL;
+  return waited(PMPI_Ibcast(buffer, count, type, root, comm, &request), &request);
+}
+
+int reduce_politely(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  if (!platform().nonblocking_collectives) return PMPI_Reduce(in, out, count, type, op, root, comm);
+  MPI_Request request = MPI_REQUEST_NULL;
+  return waited(PMPI_Ireduce(in, out, count, type, op, root, comm, &request), &request);
+}
+
+int gather_politely(const void* in, int count, MPI_Datatype type, void* out, int root, MPI_Comm comm) {
+  if (!platform().nonblocking_collectives) return PMPI_Gather(in, count, type, out, count, type, root, comm);
+  MPI_Request request = MPI_REQUEST_NULL;
+  return waited(PMPI_Igather(in, count, type, out, count, type, root, comm, &request), &request);
+}
+
+int barrier_politely(MPI_Comm comm) {
+  if (!platform().nonblocking_collectives) return PMPI_Barrier(comm);
+  MPI_Request request = MPI_REQUEST_NULL;
+  return waited(PMPI_Ibarrier(comm, &request), &request);
 }
 
 namespace {

@@ -150,9 +150,7 @@ planner::CostModel measure_model(bool same_node_as_rank_0, bool direct_wanted) {
       params[5] = direct[0];
     }
   }
-  MPI_Request req;
-  PMPI_Ibcast(params, 6, MPI_DOUBLE, 0, comm, &req);
-  wait_politely(&req);
+  bcast_politely(params, 6, MPI_DOUBLE, 0, comm);
   PMPI_Comm_free(&comm);
   m.alpha = params[0];
   m.beta = params[1];

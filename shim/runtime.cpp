@@ -19,6 +19,7 @@
 #include "shim/executor.h"
 #include "shim/model_probe.h"
 #include "shim/native_reduce.h"
+#include "shim/platform.h"
 #include "shim/report.h"
 #include "shim/save_rules.h"
 #include "shim/topology_probe.h"
@@ -92,6 +93,36 @@ bool launcher_placement(int& rank, int& size) {
   return false;
 }
 
+// The nodes as MPI's own MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) groups the ranks:
+// each rank learns its node's lowest world rank, and those are gathered as names.
+planner::NodeMap nodes_from_split_type(const Runtime& rt) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int leader = rt.world_rank;
+  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    // Key 0 keeps world order: the node's rank 0 is its lowest world rank.
+    bcast_politely(&leader, 1, MPI_INT, 0, node);
+    PMPI_Comm_free(&node);
+  }
+  return gather_nodes(static_cast<std::uint64_t>(leader), rt.cores_per_node, rt.world_rank);
+}
+
+// Where MPI_COMM_WORLD's ranks are, from processor names and the launcher's placement.
+// false where some rank's launcher did not place it as its processor name says.
+bool nodes_from_processor_names(const Runtime& rt, planner::NodeMap& map) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  PMPI_Get_processor_name(name, &length);
+  planner::Fnv1a hash;
+  hash.bytes(std::string_view(name, static_cast<std::size_t>(length)));
+  map = gather_nodes(hash.value(), rt.cores_per_node, rt.world_rank);
+  int placed_rank = -1, placed_size = 0;
+  int agrees = launcher_placement(placed_rank, placed_size) && placed_rank == map.local_rank &&
+               placed_size == map.local_size;
+  int all_agree = 0;
+  if (allreduce_politely(&agrees, &all_agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) all_agree = 0;
+  return all_agree != 0;
+}
+
 // The node structure of MPI_COMM_WORLD, and whether any node runs more ranks than it
 // has online cores. MPICH busy-polls while it waits, so there its collectives starve
 // the ranks they wait for; its first calls are still fast (shared-memory cells not yet
@@ -101,32 +132,13 @@ bool launcher_placement(int& rank, int& size) {
 // local rank and size). Elsewhere (no such placement, or a launcher that made several
 // nodes of one host, as the emulated test bed's network namespaces do) MPI's own
 // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): that blocks, 240 ms of Canopy's 315-380 ms
-// in MPI_Init at 8 ranks on 2 cores, so it is the fallback.
+// in MPI_Init at 8 ranks on 2 cores, so it is the fallback. Under SMPI
+// (shim/platform.h) split_type alone, which groups the ranks by simulated host, and the
+// host's cores from the platform description.
 void discover_nodes(Runtime& rt) {
-  rt.cores_per_node = sysconf(_SC_NPROCESSORS_ONLN);
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
-  int length = 0;
-  PMPI_Get_processor_name(name, &length);
-  planner::Fnv1a hash;
-  hash.bytes(std::string_view(name, static_cast<std::size_t>(length)));
-  planner::NodeMap map = gather_nodes(hash.value(), rt.cores_per_node, rt.world_rank);
-  int placed_rank = -1, placed_size = 0;
-  int agrees = launcher_placement(placed_rank, placed_size) && placed_rank == map.local_rank &&
-               placed_size == map.local_size;
-  int all_agree = 0;
-  if (allreduce_politely(&agrees, &all_agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) all_agree = 0;
-  if (!all_agree) {
-    MPI_Comm node = MPI_COMM_NULL;
-    int leader = rt.world_rank;
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-      // Key 0 keeps world order: the node's rank 0 is its lowest world rank.
-      MPI_Request request = MPI_REQUEST_NULL;
-      PMPI_Ibcast(&leader, 1, MPI_INT, 0, node, &request);
-      wait_politely(&request);
-      PMPI_Comm_free(&node);
-    }
-    map = gather_nodes(static_cast<std::uint64_t>(leader), rt.cores_per_node, rt.world_rank);
-  }
+  rt.cores_per_node = cores_of_this_node();
+  planner::NodeMap map;
+  if (!platform().nodes_from_processor_names || !nodes_from_processor_names(rt, map)) map = nodes_from_split_type(rt);
   rt.node_leader = map.leader;
   rt.node_rank = map.local_rank;
   rt.oversubscribed = map.oversubscribed;
@@ -213,6 +225,19 @@ void initialize(int thread_level) {
   if (lead) {
     for (const auto& e : parsed.errors) rt.log->error("{}", e);
     for (const auto& w : parsed.warnings) rt.log->warn("{}", w);
+  }
+  // What the platform cannot do is off whatever the settings say (shim/platform.h); on
+  // every rank alike, so the fingerprint below still compares what the user set.
+  if (!platform().shared_memory_ring && rt.settings.shm != "off") {
+    if (lead && (rt.settings.shm == "window" || rt.settings.shm == "posix"))
+      rt.log->warn("CANOPY_SHM={}: no staging ring under {} (shim/platform.h); point-to-point only",
+                   rt.settings.shm, platform().name);
+    rt.settings.shm = "off";
+  }
+  if (!platform().cross_memory_attach && rt.settings.cma != "off") {
+    if (lead && rt.settings.cma == "on")
+      rt.log->warn("CANOPY_CMA=on: no cross-memory attach under {} (shim/platform.h)", platform().name);
+    rt.settings.cma = "off";
   }
   rt.effective_settings = parsed.effective;
   if (!settings_agree(config::fingerprint_in_force(parsed))) {

@@ -18,6 +18,7 @@
 #include "planner/describe.h"
 #include "planner/topology_json.h"
 #include "shim/executor.h"
+#include "shim/platform.h"
 
 namespace canopy::shim {
 
@@ -94,14 +95,10 @@ std::vector<double> measure_pairs(MPI_Comm comm, const std::vector<Pair>& pairs,
         else echo(comm, a, buffer.data(), sizes[s]);
       }
     }
-    MPI_Request r;
-    PMPI_Ibarrier(comm, &r);
-    wait(r);
+    barrier_politely(comm);
   }
   if (!mine.empty()) {
-    MPI_Request r;
-    PMPI_Ireduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, 0, comm, &r);
-    wait(r);
+    reduce_politely(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, 0, comm);
   }
   return all;
 }
@@ -109,13 +106,10 @@ std::vector<double> measure_pairs(MPI_Comm comm, const std::vector<Pair>& pairs,
 // `values` from rank 0 of `comm` to all, length first.
 void share_ints(MPI_Comm comm, std::vector<int>& values) {
   int n = static_cast<int>(values.size());
-  MPI_Request r;
-  PMPI_Ibcast(&n, 1, MPI_INT, 0, comm, &r);
-  wait(r);
+  bcast_politely(&n, 1, MPI_INT, 0, comm);
   values.resize(n);
   if (n == 0) return;
-  PMPI_Ibcast(values.data(), n, MPI_INT, 0, comm, &r);
-  wait(r);
+  bcast_politely(values.data(), n, MPI_INT, 0, comm);
 }
 
 // The node of every rank of `comm` (a duplicate of MPI_COMM_WORLD), numbered in order
@@ -124,9 +118,7 @@ std::vector<int> node_of_ranks(MPI_Comm comm, int leader) {
   int size = 1;
   PMPI_Comm_size(comm, &size);
   std::vector<int> leaders(size);
-  MPI_Request r;
-  PMPI_Iallgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm, &r);
-  wait(r);
+  allgather_politely(&leader, 1, MPI_INT, leaders.data(), comm);
   std::map<int, int> index;
   std::vector<int> node_of(size);
   for (int q = 0; q < size; ++q) node_of[q] = index.emplace(leaders[q], static_cast<int>(index.size())).first->second;
@@ -159,6 +151,9 @@ struct Machine {
 
 Machine this_machine() {
   Machine out;
+  // Under SMPI hwloc would describe the real machine, not the simulated host: no
+  // packages are known there (every rank unbound, as on a machine hwloc cannot read).
+  if (!platform().hwloc_describes_node) return out;
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return out;
   hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
@@ -197,6 +192,7 @@ std::string first_line(const char* path) {
 // another machine (HWLOC_XMLFILE, HWLOC_SYNTHETIC) or the files are missing (not
 // Linux), hwloc answers. Every rank of a node reads the same files: the same answer.
 bool may_have_several_packages() {
+  if (!platform().hwloc_describes_node) return false;  // a simulated host: see this_machine()
   if (std::getenv("HWLOC_XMLFILE") || std::getenv("HWLOC_SYNTHETIC")) return true;
   const std::string online = first_line("/sys/devices/system/cpu/online");
   const std::string package = first_line("/sys/devices/system/cpu/cpu0/topology/package_cpus_list");
@@ -211,9 +207,7 @@ std::vector<int> gather_placement(MPI_Comm comm, const Machine& machine, std::st
   PMPI_Comm_size(comm, &size);
   int mine[2] = {machine.package, machine.numa};
   std::vector<int> all(rank == 0 ? 2 * size : 0);
-  MPI_Request r;
-  PMPI_Igather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, 0, comm, &r);
-  wait(r);
+  gather_politely(mine, 2, MPI_INT, all.data(), 0, comm);
   if (rank != 0) return all;
   if (std::all_of(all.begin(), all.end(), [](int x) { return x < 0; })) {
     text = "ranks not bound to one package";
@@ -469,14 +463,11 @@ void add_packages(MPI_Comm comm, const config::Settings& s, const planner::CostM
 // Rank 0's status and topology text to every rank of `comm`.
 void share_text(MPI_Comm comm, int& status, std::string& text) {
   long long header[2] = {status, static_cast<long long>(text.size())};
-  MPI_Request r;
-  PMPI_Ibcast(header, 2, MPI_LONG_LONG, 0, comm, &r);
-  wait(r);
+  bcast_politely(header, 2, MPI_LONG_LONG, 0, comm);
   status = static_cast<int>(header[0]);
   text.resize(static_cast<std::size_t>(header[1]));
   if (text.empty()) return;
-  PMPI_Ibcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, comm, &r);
-  wait(r);
+  bcast_politely(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, comm);
 }
 
 }  // namespace
@@ -496,9 +487,13 @@ TopologyProbe probe_topology(const config::Settings& s, const planner::CostModel
   // MPICH's blocking collectives busy-poll (80 ms for a Comm_split_type at 4 ranks on 2
   // cores, hence the node leader from discover_nodes).
   MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Request dup;
-  PMPI_Comm_idup(MPI_COMM_WORLD, &comm, &dup);
-  wait(dup);
+  if (platform().nonblocking_dup) {
+    MPI_Request dup;
+    PMPI_Comm_idup(MPI_COMM_WORLD, &comm, &dup);
+    wait(dup);
+  } else {
+    PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  }
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   const std::vector<int> node = node_of_ranks(comm, node_leader);

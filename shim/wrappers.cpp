@@ -10,6 +10,7 @@
 #include "shim/comm_state.h"
 #include "shim/export.h"
 #include "shim/finalize_progress.h"
+#include "shim/platform.h"
 #include "shim/runtime.h"
 
 namespace {
@@ -49,7 +50,8 @@ CANOPY_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* pr
 CANOPY_EXPORT int MPI_Finalize(void) {
   canopy::shim::finalize();
   auto& rt = canopy::shim::runtime();
-  canopy::shim::finalize_progress_arm(rt.settings.finalize_progress);
+  // No helper thread where the platform has none to give (SMPI: shim/platform.h).
+  canopy::shim::finalize_progress_arm(rt.settings.finalize_progress && canopy::shim::platform().helper_threads);
   static auto* const next = next_mpi("MPI_Finalize", &PMPI_Finalize);
   const int err = next();
   const canopy::shim::FinalizeHelperStats helped = canopy::shim::finalize_progress_disarm();
