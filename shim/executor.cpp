@@ -145,17 +145,17 @@ class RankRun {
         run_step(steps, i);
         continue;
       }
-      const double start = PMPI_Wtime();
+      const double start = trace::now();
       if (run_step(steps, i)) record(*trace, steps[i], static_cast<int>(i), start);
     }
-    const double waits = trace ? PMPI_Wtime() : 0;
+    const double waits = trace ? trace::now() : 0;
     for (auto& r : sends_) note(wait_politely(&r));
     for (auto& r : acc_recv_) note(wait_politely(&r));
     for (auto& r : slot_recv_) note(wait_politely(&r));
     // Last: the others may still be copying from or into this rank's accumulator, and
     // their copies wait on nothing of this rank's but its Expose.
     if (exposed_) b_.ring->wait_exposed();
-    if (trace) trace->step(trace::Kind::Wait, -1, -1, 0, waits, PMPI_Wtime());
+    if (trace) trace->step(trace::Kind::Wait, -1, -1, 0, waits, trace::now());
     return error_;
   }
 
@@ -205,7 +205,7 @@ class RankRun {
                           st.kind == StepKind::FetchReduce || st.kind == StepKind::Read || st.kind == StepKind::Write;
     const bool has_segment = st.segment >= 0 && st.segment < static_cast<int>(segments_.size());
     trace.step(trace::kind_of(st.kind), has_peer ? st.peer : -1, has_segment ? st.segment : -1,
-               has_segment ? static_cast<std::int64_t>(bytes(st.segment)) : 0, start, PMPI_Wtime(), index);
+               has_segment ? static_cast<std::int64_t>(bytes(st.segment)) : 0, start, trace::now(), index);
   }
 
   // The validator (and rescale_segments) guarantee every segment fits an int count

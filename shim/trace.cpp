@@ -1,6 +1,7 @@
 #include "shim/trace.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/fnv1a.h"
+#include "shim/platform.h"
 
 namespace canopy::shim::trace {
 
@@ -25,7 +27,7 @@ constexpr int kOffsetTag = 7001;
 
 struct State {
   long first = 8, every = 64;
-  double offset = 0;  // add to this rank's MPI_Wtime for rank 0's clock
+  double offset = 0;  // add to this rank's now() for rank 0's clock
   std::vector<Call> calls;
   std::vector<Step> steps;
   std::int64_t dropped = 0;  // steps left out (kMaxSteps)
@@ -99,18 +101,18 @@ void setup(MPI_Comm world, long first, long every, bool shares_rank0_clock) {
       for (int i = 0; i < kOffsetRounds; ++i) {
         char ping = 0;
         PMPI_Recv(&ping, 1, MPI_CHAR, r, kOffsetTag, world, MPI_STATUS_IGNORE);
-        const double now = PMPI_Wtime();
-        PMPI_Send(&now, 1, MPI_DOUBLE, r, kOffsetTag, world);
+        const double clock = now();
+        PMPI_Send(&clock, 1, MPI_DOUBLE, r, kOffsetTag, world);
       }
   } else {
     double best_trip = std::numeric_limits<double>::infinity();
     for (int i = 0; i < kOffsetRounds; ++i) {
       char ping = 0;
       double theirs = 0;
-      const double sent = PMPI_Wtime();
+      const double sent = now();
       PMPI_Send(&ping, 1, MPI_CHAR, 0, kOffsetTag, world);
       PMPI_Recv(&theirs, 1, MPI_DOUBLE, 0, kOffsetTag, world, MPI_STATUS_IGNORE);
-      const double back = PMPI_Wtime();
+      const double back = now();
       if (back - sent < best_trip) {
         best_trip = back - sent;
         s.offset = theirs - (sent + back) / 2;
@@ -142,7 +144,7 @@ void begin_call(planner::Collective c, int root, std::int64_t bytes, const std::
   call.native = native ? 1 : 0;
   std::strncpy(call.algorithm, algorithm.c_str(), sizeof call.algorithm - 1);
   if (!native) std::strncpy(call.schedule_id, schedule_id.c_str(), sizeof call.schedule_id - 1);
-  call.start = PMPI_Wtime();
+  call.start = now();
   s.calls.push_back(call);
   s.world_ranks = &world_ranks;
   s.in_call = true;
@@ -151,7 +153,7 @@ void begin_call(planner::Collective c, int root, std::int64_t bytes, const std::
 void end_call() {
   State& s = state();
   if (!s.in_call) return;
-  s.calls.back().end = PMPI_Wtime();
+  s.calls.back().end = now();
   s.in_call = false;
   s.world_ranks = nullptr;
 }
@@ -300,6 +302,12 @@ std::string chrome_json(const std::vector<std::vector<Call>>& calls, const std::
               {"displayTimeUnit", "ns"},
               {"otherData", {{"producer", "Canopy CANOPY_TRACE"}, {"ranks", ranks}, {"clock_offsets_us", offsets_us}}}};
   return out.dump() + "\n";
+}
+
+double now() {
+  // SMPI: the simulated time is the clock (one for every simulated rank).
+  if (platform().simulated) return PMPI_Wtime();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 bool otf2_available() {

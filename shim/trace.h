@@ -6,10 +6,12 @@
 // collective, root and size class) the first N calls and then one in M, counted by the
 // plan's calls, which every rank of the communicator makes alike: a traced call is
 // traced on every rank, so each send has its receive in the file.
-// Clocks: each rank's MPI_Wtime, shifted by its offset from world rank 0's, measured at
-// MPI_Init the way tracing tools do (ping-pongs with rank 0; the offset of the one with
-// the shortest round trip, assuming it symmetric), so a send and its receive line up
-// across nodes; the ranks on rank 0's node read its clock and take no offset.
+// Clocks: trace::now(), each rank's monotonic clock (CLOCK_MONOTONIC, one per machine;
+// not MPI_Wtime, which Open MPI 4.1 counts from each process's own start), shifted by
+// its offset from world rank 0's, measured at MPI_Init the way tracing tools do
+// (ping-pongs with rank 0; the offset of the one with the shortest round trip, assuming
+// it symmetric), so a send and its receive line up across nodes; the ranks on rank 0's
+// node read its clock and take no offset. Under SMPI, the simulated MPI_Wtime.
 // Cost when off: one branch a call (trace::on()), one a schedule run.
 // Under MPI_THREAD_MULTIPLE nothing is traced: calls on several threads would interleave
 // their steps in the one recorder (said once at MPI_Init).
@@ -34,7 +36,7 @@ Kind kind_of(planner::StepKind k);
 
 // One step of one traced call on this rank (plain data: gathered to rank 0 as bytes).
 struct Step {
-  double start = 0, end = 0;  // MPI_Wtime, this rank's clock
+  double start = 0, end = 0;  // now(), this rank's clock
   std::int64_t bytes = 0;
   std::int32_t peer = -1;     // world rank (-1: none)
   std::int32_t segment = -1;
@@ -57,6 +59,9 @@ struct Call {
   char algorithm[48] = {};
   char schedule_id[24] = {};  // the schedule log's id of its schedule (empty: native)
 };
+
+// The trace's clock, in seconds (above).
+double now();
 
 // Whether CANOPY_TRACE is on in this process (set up): read on every call, so inline.
 namespace detail {
