@@ -66,6 +66,7 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
     pending_ = live_;
     pending_.push_back(native);  // native last, as in every round
     live_ = {native};
+    next_agreement_ = std::max(1, settings_.native_first_calls);
     clear_round();
     return;
   }
@@ -174,7 +175,9 @@ void Trials::end_round(const std::vector<double>& agreed) {
   if (decided_ || agreed.size() != live_.size()) return;
   if (phase_ == Phase::kNativeFirst) {
     // The slowest rank's mean times the calls: its total, the same on every rank.
-    if (agreed[0] * first_calls_ < settings_.native_first->beyond(agreed[0], settings_.first_look)) return;
+    if (first_calls_ < settings_.native_first_calls ||
+        agreed[0] * first_calls_ < settings_.native_first->beyond(agreed[0], settings_.first_look))
+      return;
     phase_ = Phase::kWithNative;
     native_calls_ = first_calls_;  // warm: its first batch leaves out one call, as the others'
     native_first_mean_ = agreed[0];

@@ -136,6 +136,11 @@ struct TrialSettings {
   // they have cost that much, then the rounds begin, native in every measured one
   // (native_after is then ignored). Unset: the rounds begin at the first call.
   std::optional<TrialPrice> native_first;
+  // With native_first: native runs at least this many of the class's first calls, whatever
+  // the price (the shim's cheap allreduces trialled through the ring: native MPI's first
+  // calls of a size are slow for hundreds of calls, CommState::kWarmNativeCalls). The
+  // ranks first agree on native's time at this call, not before.
+  int native_first_calls = 0;
   double recheck_share = 0;     // of a decided choice's time, for checking it again (0: a decision is final)
 };
 

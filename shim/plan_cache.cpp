@@ -201,9 +201,11 @@ struct PlanRecipe {
   int rank, size;
   planner::CostModel model;
   bool learning, staging, direct, trial_cheap;
+  bool ring_ready;  // the communicator's staging ring exists (MPI_COMM_WORLD's from MPI_Init)
   bool operator==(const PlanRecipe& o) const {
     return key == o.key && count == o.count && rank == o.rank && size == o.size && learning == o.learning &&
-           staging == o.staging && direct == o.direct && trial_cheap == o.trial_cheap && model == o.model;
+           staging == o.staging && direct == o.direct && trial_cheap == o.trial_cheap &&
+           ring_ready == o.ring_ready && model == o.model;
   }
 };
 
@@ -219,6 +221,18 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
   const bool learning = recipe.learning, staging = recipe.staging, direct = recipe.direct;
   const bool trial_cheap = recipe.trial_cheap;
   Runtime& rt = runtime();
+  // A cheap allreduce where the ring exists already (MPI_COMM_WORLD's, made at MPI_Init):
+  // its ring schedules are built now, at the class's first call, where its planning is
+  // paid anyway, and native MPI runs the first kWarmNativeCalls calls before the trials
+  // (TrialSettings::native_first_calls), so that the trials cost calls and not a second
+  // planning in the middle of a run of calls. Decision, from OSU's way (2 ranks, MPICH,
+  // 8 B, 200 untimed calls and 1000 timed): the plan made again at call 256, as plans
+  // kept native for being cheap still are where the ring comes later (CANOPY_RING_AFTER),
+  // took 300-420 us in one call (pricing 80-170 us, building the ring's candidates the
+  // rest), most of what made the row 0.56x native.
+  const bool cheap_ring_first = recipe.ring_ready && !trial_cheap && rt.settings.auto_native_first &&
+                                CommState::ring_trials_cheap(key.collective);
+  bool warm_native_first = false;  // a cheap plan trialled through the ring from its first call
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
   problem.collective = key.collective;
@@ -362,10 +376,11 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // against Open MPI's 0.75); they outlast it now (planner::trial_batch).
     // Where the model learns, the starting model must price it that short too
     // (planner::below_trial_threshold says why).
-    const bool ring_beats_short_path = staging && trial_cheap;
+    const bool ring_beats_short_path = staging && (trial_cheap || cheap_ring_first);
     const bool short_call =
         learning ? planner::below_trial_threshold(problem, ranked.front(), rt.model, rt.settings.auto_native_below)
                  : best_price < rt.settings.auto_native_below;
+    warm_native_first = native_competes && ring_beats_short_path && short_call && !trial_cheap;
     if (native_competes && !ring_beats_short_path && short_call) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
       made->cheap_price = best_price;
@@ -426,9 +441,10 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // priced at (CANOPY_AUTO_NATIVE_FIRST, planner/trials.h); with that off its trial
     // waits (CANOPY_AUTO_NATIVE_AFTER). Neither for a cheap plan trialled through the
     // ring: native has run its calls 256 times already.
-    if (!trial_cheap && rt.settings.auto_native_first && native_index >= 0)
+    if (!trial_cheap && rt.settings.auto_native_first && native_index >= 0) {
       trial.native_first = planner::trial_price(shapes, trial.batches, trial.rounds);
-    else if (!trial_cheap) trial.native_after = rt.settings.auto_native_after;
+      if (warm_native_first) trial.native_first_calls = static_cast<int>(CommState::kWarmNativeCalls);
+    } else if (!trial_cheap) trial.native_after = rt.settings.auto_native_after;
     trial.recheck_share = rt.settings.auto_recheck;  // CANOPY_AUTO_RECHECK (planner/trials.h)
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);
   }
@@ -555,7 +571,9 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
   std::unique_ptr<CachedPlan> made;
   // (Taken once: if this plan is evicted and made again, its native calls count afresh.)
   const bool trial_cheap = staging_ != nullptr && warm_cheap_keys_.erase(key) > 0;
-  const PlanRecipe recipe{key, count, rank_, size_, model_, learning_, staging_offered(), direct_offered(), trial_cheap};
+  const PlanRecipe recipe{key,           count,        rank_,           size_,
+                          model_,        learning_,    staging_offered(), direct_offered(),
+                          trial_cheap,   staging_ != nullptr};
   // Another root of this size class was planned before: its choices are built for this
   // root (not remembered for other communicators: the plan depends on this one's past).
   ClassChoices* known = topology_ ? nullptr : class_choices(key);

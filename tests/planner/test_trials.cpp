@@ -641,6 +641,35 @@ TEST_CASE("Trials: with native_first, slow first native calls pay for the trials
   CHECK_FALSE(none.native_first());
 }
 
+TEST_CASE("Trials: with native_first_calls, native runs at least that many first calls, agreeing first at the "
+          "last of them, even where they paid for the trials at once",
+          "[trials]") {
+  TrialSettings s;
+  s.batch = 2;
+  s.native_first = TrialPrice{1e-6, {}};  // the trials' price: paid by native's first call
+  s.native_first_calls = 256;
+  Trials t(3, 2, s);
+  std::vector<int> agreements;
+  for (int call = 1; call <= 1024 && t.native_first(); ++call) {
+    CHECK(t.current() == 2);
+    if (t.record(1e-3)) {  // every call alone dearer than the price
+      agreements.push_back(call);
+      t.end_round(t.round_means());
+    }
+  }
+  CHECK(agreements == std::vector<int>{256});
+  CHECK(t.native_first_calls() == 256);
+  CHECK(t.calls() == 0);
+  // The rounds follow as after any native-first phase: a faster schedule wins.
+  CHECK(run(t, [](int c) { return c == 2 ? 1e-3 : c == 1 ? 4e-4 : 2e-3; }) == 1);
+  // Agreed sooner by another rank's slower mean, the count still holds: no rank starts early.
+  Trials early(2, 1, s);
+  for (int call = 1; call < 256; ++call) REQUIRE_FALSE(early.record(1e-3));
+  REQUIRE(early.record(1e-3));
+  early.end_round({1.0});
+  CHECK_FALSE(early.native_first());
+}
+
 TEST_CASE("Trials: the trials' price is each schedule's batch, first look and rounds, at its predicted time",
           "[trials]") {
   // Two schedules (10 us, batches of 6; 40 us, batches of 2) and native (left out).

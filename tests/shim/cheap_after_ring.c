@@ -14,6 +14,12 @@
  * (with --calls over 128), some but not all of the allreduces counted below the
  * threshold (the rest trialled or decided after the ring); off, all of them; the
  * reduces and bcasts all of them, either way.
+ *
+ * --world: 2 x --calls trios on MPI_COMM_WORLD itself, whose ring Canopy makes at
+ * MPI_Init: the cheap allreduces are planned with the ring's schedules at their first
+ * call and native MPI runs their first 256 calls (auto-native-first) before the trials,
+ * with no plan kept native for being cheap (none below the threshold); the program
+ * checks both counts.
  */
 #include "canopy_check.h"
 
@@ -46,20 +52,40 @@ static void pair(MPI_Comm comm, long call, int n, int root) {
   free(recv);
 }
 
-static long below(const char *collective) {
+static long counted_as(const char *collective, const char *reason) {
   long (*counted)(const char *, const char *) =
       (long (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "canopy_fallback_count");
-  return counted ? counted(collective, "auto-below-threshold") : -1;
+  return counted ? counted(collective, reason) : -1;
 }
+
+static long below(const char *collective) { return counted_as(collective, "auto-below-threshold"); }
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   ct_init("cheap_after_ring", ct_seed_from(argc, argv, 3));
   long calls = 200;
   const char *alone = NULL;
+  int world = 0;
   for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--calls=", 8) == 0) calls = atol(argv[i] + 8);
     if (strncmp(argv[i], "--alone=", 8) == 0) alone = argv[i] + 8;
+    if (strcmp(argv[i], "--world") == 0) world = 1;
+  }
+  if (world) {
+    long call = 0;
+    for (long i = 0; i < 2 * calls; i++, call++) pair(MPI_COMM_WORLD, call, 4, 0);
+    const long first = counted_as("allreduce", "auto-native-first"), cheap = below("allreduce");
+    if (first >= 0) {
+      if (ct.rank == 0)
+        printf("cheap_after_ring: MPI_COMM_WORLD: of %ld allreduces %ld native first, %ld below the threshold\n",
+               2 * calls, first, cheap);
+      ct_check(cheap == 0, "%ld allreduces on MPI_COMM_WORLD were kept native for being cheap", cheap);
+      ct_check(first == (2 * calls < 256 ? 2 * calls : 256),
+               "%ld allreduces on MPI_COMM_WORLD ran native first, not the first 256", first);
+    }
+    const int status = ct_finish();
+    MPI_Finalize();
+    return status;
   }
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);

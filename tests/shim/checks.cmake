@@ -334,6 +334,11 @@ canopy_add_mpi_test(NAME "mpi preload: cheap calls after the ring np2" TARGET ch
 canopy_add_mpi_test(NAME "mpi preload: cheap calls after the ring, native warming np2" TARGET cheap_after_ring NP 2
                     PRELOAD ARGS --calls=200 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_AUTO_NATIVE_FIRST=0
                     PASS_REGULAR_EXPRESSION "before the ring: 200 reduces, 200 bcasts, 200 allreduces. after: 200 reduces, 200 bcasts, 56 allreduces")
+# On MPI_COMM_WORLD, whose ring exists from MPI_Init, a cheap allreduce's ring schedules
+# are planned at its first call and native MPI runs its first 256 calls before the trials
+# (no second planning at call 256); the program checks the counts.
+canopy_add_mpi_test(NAME "mpi preload: cheap allreduces on MPI_COMM_WORLD, native first np2" TARGET cheap_after_ring
+                    NP 2 PRELOAD ARGS --world --calls=200 ENV CANOPY_AUTO_NATIVE_BELOW=5e-6 CANOPY_AUTO_NATIVE_FIRST=1)
 # Small calls alone: once the allreduces' prices add up to CANOPY_RING_AFTER (here 50 us,
 # about 100 calls by the default model), they make the ring themselves and are trialled
 # through it at their 256th call (the program checks the counts); with off they stay

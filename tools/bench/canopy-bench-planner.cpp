@@ -94,7 +94,7 @@ canopy::planner::Problem problem_for(Collective c, long p, long bytes) {
   canopy::planner::Problem problem;
   problem.collective = c;
   problem.nranks = static_cast<int>(p);
-  problem.element_bytes = c == Collective::Reduce ? 8 : 1;
+  problem.element_bytes = c == Collective::Bcast ? 1 : 8;
   problem.count = bytes / problem.element_bytes;
   return problem;
 }
@@ -131,8 +131,8 @@ void print_size_classes(const std::vector<long>& ranks, const std::vector<long>&
               "median of %d in one process after an untimed one; ring: with a staging ring over the ranks\n"
               "(one node, at most %d ranks)\n",
               repeats, canopy::planner::kMaxStagingRanks);
-  std::printf("%-7s %-5s %7s %10s %12s   %s\n", "", "", "p", "bytes", "plan", "chosen");
-  for (Collective c : {Collective::Reduce, Collective::Bcast})
+  std::printf("%-9s %-5s %7s %10s %12s   %s\n", "", "", "p", "bytes", "plan", "chosen");
+  for (Collective c : {Collective::Reduce, Collective::Bcast, Collective::Allreduce})
     for (bool ring : {false, true})
       for (long p : ranks)
         for (long bytes : sizes) {
@@ -150,7 +150,7 @@ void print_size_classes(const std::vector<long>& ranks, const std::vector<long>&
             if (i > 0) times.push_back(seconds_since(start));
           }
           std::sort(times.begin(), times.end());
-          std::printf("%-7s %-5s %7ld %10ld %9.3f ms   %s/%lld\n", c == Collective::Reduce ? "reduce" : "bcast",
+          std::printf("%-9s %-5s %7ld %10ld %9.3f ms   %s/%lld\n", canopy::planner::to_string(c),
                       ring ? "ring" : "p2p", p, bytes, times[times.size() / 2] * 1e3, best.algorithm.c_str(),
                       static_cast<long long>(best.segment_bytes));
           std::fflush(stdout);
