@@ -202,12 +202,7 @@ void Trials::end_round(const std::vector<double>& agreed) {
     }
     ++round_;
     std::vector<int> kept;
-    for (std::size_t i = 0; i < live_.size(); ++i) {
-      bool clear = live_.size() > 1;
-      for (std::size_t j = 0; j < live_.size() && clear; ++j)
-        if (j != i && !(agreed[i] * settings_.clear <= agreed[j])) clear = false;
-      if (clear) kept = {live_[i]};
-    }
+    if (const int winner = clear_winner(agreed); winner >= 0) kept = {live_[winner]};
     if (kept.empty())
       for (std::size_t i = 0; i < live_.size(); ++i)
         if (agreed[i] <= settings_.first_look * fastest) kept.push_back(live_[i]);
@@ -225,15 +220,10 @@ void Trials::end_round(const std::vector<double>& agreed) {
   const double limit = (round_ == 0 ? settings_.first_look : settings_.drop) * fastest;
   ++round_;
   // A clear winner decides at once.
-  for (std::size_t i = 0; i < live_.size(); ++i) {
-    bool clear = true;
-    for (std::size_t j = 0; j < live_.size() && clear; ++j)
-      if (j != i && !(agreed[i] * settings_.clear <= agreed[j])) clear = false;
-    if (clear && live_.size() > 1) {
-      live_ = {live_[i]};
-      decide();
-      return;
-    }
+  if (const int winner = clear_winner(agreed); winner >= 0) {
+    live_ = {live_[winner]};
+    decide();
+    return;
   }
   std::vector<int> kept;
   for (std::size_t i = 0; i < live_.size(); ++i)
@@ -241,6 +231,17 @@ void Trials::end_round(const std::vector<double>& agreed) {
   live_ = kept;
   clear_round();
   if (live_.size() <= 1 || round_ > settings_.rounds) decide();
+}
+
+int Trials::clear_winner(const std::vector<double>& agreed) const {
+  if (live_.size() < 2) return -1;
+  for (std::size_t i = 0; i < live_.size(); ++i) {
+    bool clear = true;
+    for (std::size_t j = 0; j < live_.size() && clear; ++j)
+      if (j != i && !(agreed[i] * settings_.clear <= agreed[j])) clear = false;
+    if (clear) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 void Trials::decide() {

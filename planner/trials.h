@@ -250,6 +250,9 @@ class Trials {
   int batch_of(int candidate) const;
 
  private:
+  // The position in live_ of the candidate `clear` times faster than every other in
+  // `agreed` (one per live candidate), or -1 (none, or fewer than two live).
+  int clear_winner(const std::vector<double>& agreed) const;
   void decide();
   void clear_round();  // the round's sums, for the live candidates
   void start_rounds();  // first look or measured rounds of live_, from its first call

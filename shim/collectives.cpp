@@ -339,7 +339,8 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   const bool traced = trace::on() && trace::sampled(plan.calls);
   if (traced)
     trace::begin_call(key.collective, key.root, bytes, candidate.name(), candidate.native || without_ring,
-                      candidate.schedule_id, state.world_ranks(), state.next_trace_serial());
+                      candidate.schedule_id, {&state.world_ranks(), state.trace_id(), state.rank()},
+                      state.next_trace_serial());
   int err = MPI_SUCCESS;
   if (candidate.native) {
     const FallbackReason why = trial && plan.trials.native_first() ? FallbackReason::AutoNativeFirst

@@ -15,6 +15,7 @@
 #include <set>
 #include <vector>
 
+#include "planner/fnv1a.h"
 #include "planner/learn.h"
 #include "planner/topology.h"
 #include "shim/executor.h"
@@ -146,6 +147,15 @@ CommState* CommState::of(MPI_Comm comm, FallbackReason* why) {
 const std::vector<int>& CommState::world_ranks() {
   if (world_ranks_.empty()) world_ranks_ = world_ranks_of(user_comm_, size_);
   return world_ranks_;
+}
+
+std::uint64_t CommState::trace_id() {
+  if (trace_id_ == 0) {
+    planner::Fnv1a h;
+    for (int w : world_ranks()) h.word(static_cast<std::uint64_t>(w));
+    trace_id_ = h.value() | 1;  // never 0, the mark of not yet found
+  }
+  return trace_id_;
 }
 
 bool CommState::private_ready() {

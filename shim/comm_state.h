@@ -107,6 +107,9 @@ class CommState {
   // use), and its traced calls so far (every rank traces the same calls).
   const std::vector<int>& world_ranks();
   std::int64_t next_trace_serial() { return trace_serial_++; }
+  // The communicator's identity in a trace (trace::Call::comm): its world ranks hashed,
+  // the same on its every rank; found on first use.
+  std::uint64_t trace_id();
 
   // The network under this communicator's ranks (the world topology restricted to
   // them), null when there is none or they all share one node.
@@ -274,6 +277,7 @@ class CommState {
   Workspace workspace_;
   ExecutorScratch executor_scratch_;
   std::vector<int> world_ranks_;  // world_ranks(), once asked
+  std::uint64_t trace_id_ = 0;    // trace_id(), once asked (0: not yet)
   std::int64_t trace_serial_ = 0;
   // ---- Node resources (the staging ring): shim/node_resources.cpp -----------------
   std::unique_ptr<StagingRing> staging_;

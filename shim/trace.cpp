@@ -11,7 +11,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "planner/fnv1a.h"
 #include "shim/platform.h"
 
 namespace canopy::shim::trace {
@@ -126,27 +125,22 @@ void setup(MPI_Comm world, long first, long every, bool shares_rank0_clock) {
 }
 
 void begin_call(planner::Collective c, int root, std::int64_t bytes, const std::string& algorithm, bool native,
-                const std::string& schedule_id, const std::vector<int>& world_ranks, std::int64_t serial) {
+                const std::string& schedule_id, const TracedComm& comm, std::int64_t serial) {
   State& s = state();
   Call call;
-  planner::Fnv1a h;
-  for (int w : world_ranks) h.word(static_cast<std::uint64_t>(w));
-  call.comm = h.value();
+  call.comm = comm.id;
   call.serial = serial;
   call.bytes = bytes;
   call.collective = static_cast<std::int32_t>(c);
   call.root = root;
-  call.comm_size = static_cast<std::int32_t>(world_ranks.size());
-  int world_rank = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  const auto mine = std::find(world_ranks.begin(), world_ranks.end(), world_rank);
-  call.comm_rank = static_cast<std::int32_t>(mine - world_ranks.begin());
+  call.comm_size = static_cast<std::int32_t>(comm.world_ranks->size());
+  call.comm_rank = comm.rank;
   call.native = native ? 1 : 0;
   std::strncpy(call.algorithm, algorithm.c_str(), sizeof call.algorithm - 1);
   if (!native) std::strncpy(call.schedule_id, schedule_id.c_str(), sizeof call.schedule_id - 1);
   call.start = now();
   s.calls.push_back(call);
-  s.world_ranks = &world_ranks;
+  s.world_ranks = comm.world_ranks;
   s.in_call = true;
 }
 
@@ -233,15 +227,28 @@ int track_of(Kind k) { return 1 + static_cast<int>(k); }
 
 }  // namespace
 
+AlignedSpan aligned_span(const std::vector<std::vector<Call>>& calls, const std::vector<double>& offsets) {
+  AlignedSpan span{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  for (std::size_t r = 0; r < calls.size(); ++r)
+    for (const Call& c : calls[r]) {
+      span.origin = std::min(span.origin, c.start + offsets[r]);
+      span.last = std::max(span.last, c.end + offsets[r]);
+    }
+  if (!std::isfinite(span.origin)) span = {};
+  return span;
+}
+
+std::string call_name(const Call& c) {
+  return std::string(planner::mpi_function_name(static_cast<planner::Collective>(c.collective))) + " " +
+         (c.native ? "native MPI" : c.algorithm);
+}
+
 std::string chrome_json(const std::vector<std::vector<Call>>& calls, const std::vector<std::vector<Step>>& steps,
                         const std::vector<double>& offsets) {
   using nlohmann::json;
   const int ranks = static_cast<int>(calls.size());
   // Time zero: the earliest aligned call start, so the file's times are small.
-  double origin = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < ranks; ++r)
-    for (const Call& c : calls[r]) origin = std::min(origin, c.start + offsets[r]);
-  if (!std::isfinite(origin)) origin = 0;
+  const double origin = aligned_span(calls, offsets).origin;
   auto us = [&](int r, double t) { return (t + offsets[r] - origin) * 1e6; };
   json events = json::array();
   for (int r = 0; r < ranks; ++r) {
@@ -258,9 +265,7 @@ std::string chrome_json(const std::vector<std::vector<Call>>& calls, const std::
   };
   for (int r = 0; r < ranks; ++r)
     for (const Call& c : calls[r]) {
-      const std::string what = std::string(planner::mpi_function_name(static_cast<planner::Collective>(c.collective))) +
-                               " " + (c.native ? "native MPI" : c.algorithm);
-      events.push_back({{"name", what}, {"cat", "call"}, {"ph", "X"}, {"pid", r}, {"tid", 0},
+      events.push_back({{"name", call_name(c)}, {"cat", "call"}, {"ph", "X"}, {"pid", r}, {"tid", 0},
                         {"ts", us(r, c.start)}, {"dur", (c.end - c.start) * 1e6},
                         {"args", {{"call", call_id(c)}, {"bytes", c.bytes}, {"root", c.root},
                                   {"ranks", c.comm_size}, {"algorithm", c.native ? "native" : c.algorithm},

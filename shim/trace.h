@@ -76,10 +76,16 @@ bool sampled(long plan_call);
 // `first`/`every`: CANOPY_TRACE_CALLS.
 void setup(MPI_Comm world, long first, long every, bool shares_rank0_clock);
 
+// Which communicator a traced call ran on, as its ranks know it alike.
+struct TracedComm {
+  const std::vector<int>* world_ranks = nullptr;  // its ranks' world ranks (for the peers of its steps)
+  std::uint64_t id = 0;                           // Call::comm
+  int rank = 0;                                   // this process's rank in it
+};
+
 // Brackets one traced call (every rank of the communicator traces the same calls).
-// `world_ranks`: the communicator's ranks' world ranks (for the peers of its steps).
 void begin_call(planner::Collective c, int root, std::int64_t bytes, const std::string& algorithm, bool native,
-                const std::string& schedule_id, const std::vector<int>& world_ranks, std::int64_t serial);
+                const std::string& schedule_id, const TracedComm& comm, std::int64_t serial);
 void end_call();
 
 // The call being traced, for the executor; null when none (then it records nothing).
@@ -99,6 +105,15 @@ std::string write(MPI_Comm world, const std::string& path, bool otf2 = false);
 // Whether this build writes OTF2 (Debian's libotf2-trace-dev was found when it was built).
 bool otf2_available();
 // The OTF2 archive of rank-ordered records (trace_otf2.cpp; only where otf2_available()).
+// What the writers share: the earliest aligned call start (a file's time zero) and the
+// latest aligned end, both 0 without calls; and a call's name ("MPI_Allreduce ring",
+// "MPI_Bcast native MPI").
+struct AlignedSpan {
+  double origin = 0, last = 0;
+};
+AlignedSpan aligned_span(const std::vector<std::vector<Call>>& calls, const std::vector<double>& offsets);
+std::string call_name(const Call& c);
+
 std::string write_otf2(const std::string& directory, const std::vector<std::vector<Call>>& calls,
                        const std::vector<std::vector<Step>>& steps, const std::vector<double>& offsets);
 

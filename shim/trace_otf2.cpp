@@ -56,13 +56,7 @@ struct Definitions {
 std::string write_otf2(const std::string& directory, const std::vector<std::vector<Call>>& calls,
                        const std::vector<std::vector<Step>>& steps, const std::vector<double>& offsets) {
   const int ranks = static_cast<int>(calls.size());
-  double origin = std::numeric_limits<double>::infinity(), last = 0;
-  for (int r = 0; r < ranks; ++r)
-    for (const Call& c : calls[r]) {
-      origin = std::min(origin, c.start + offsets[r]);
-      last = std::max(last, c.end + offsets[r]);
-    }
-  if (!std::isfinite(origin)) origin = last = 0;
+  const auto [origin, last] = aligned_span(calls, offsets);
   auto ns = [&](int r, double t) {
     return static_cast<OTF2_TimeStamp>(std::llround(std::max(0.0, (t + offsets[r] - origin) * 1e9)));
   };
@@ -85,9 +79,7 @@ std::string write_otf2(const std::string& directory, const std::vector<std::vect
     std::size_t s = 0;  // steps are in call order on each rank
     for (std::uint32_t k = 0; k < calls[r].size(); ++k) {
       const Call& c = calls[r][k];
-      const std::string name = std::string(planner::mpi_function_name(static_cast<planner::Collective>(c.collective))) +
-                               " " + (c.native ? "native MPI" : c.algorithm);
-      const OTF2_RegionRef call_region = defs.region(name);
+      const OTF2_RegionRef call_region = defs.region(call_name(c));
       OTF2_TimeStamp now = ns(r, c.start);
       OTF2_EvtWriter_Enter(w, nullptr, now, call_region);
       ++n;
