@@ -8,9 +8,17 @@
 
 namespace canopy::planner {
 
+std::string on_ranks(Collective c, int nranks, int root) {
+  std::string out = std::string(to_string(c)) + " on " + std::to_string(nranks) + " ranks";
+  if (c != Collective::Allreduce) out += ", root " + std::to_string(root);
+  return out;
+}
+
 std::string summarize(const Schedule& s) {
   std::string out = std::string(to_string(s.collective)) + " of " + std::to_string(s.bytes()) + " B over " +
-                    std::to_string(s.nranks) + " ranks, root " + std::to_string(s.root) + ": " + s.algorithm;
+                    std::to_string(s.nranks) + " ranks";
+  if (s.collective != Collective::Allreduce) out += ", root " + std::to_string(s.root);
+  out += ": " + s.algorithm;
   if (s.segments.size() > 1) {
     // Uniform layouts: every segment but a shorter last one has the first one's size.
     // Others (explicit layouts, scatter-allgather's blocks) show their range of sizes.
@@ -24,7 +32,9 @@ std::string summarize(const Schedule& s) {
     else out += std::to_string(lo * s.element_bytes) + ".." + std::to_string(hi * s.element_bytes) + " B";
   } else
     out += ", unsegmented";
-  if (!s.commutative) out += ", rank-ordered (non-commutative op)";
+  // (A schedule may keep rank order for a commutative op too: recursive doubling does,
+  // so that every rank gets the same bits. The summary says what the schedule does.)
+  if (!s.commutative) out += ", rank-ordered";
   if (s.is_view()) out += "; rank " + std::to_string(s.view_rank) + "'s view";
   return out;
 }

@@ -9,6 +9,10 @@
 namespace canopy::planner {
 
 // "reduce of 1048576 B over 4 ranks, root 0: binomial, 16 segments of 65536 B"
+// "allreduce on 4 ranks", "reduce on 4 ranks, root 2": a call's collective, ranks and
+// root (none for a root-less collective), as the logs and summaries say it.
+std::string on_ranks(Collective c, int nranks, int root);
+
 std::string summarize(const Schedule& schedule);
 
 // Time in the most readable unit: "812 ns", "12.3 us", "4.56 ms", "1.20 s".

@@ -260,9 +260,9 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     made->native_why = FallbackReason::AutoChoseNative;
     made->candidates.emplace_back().native = true;
     if (rank == 0)
-      rt.log->info("auto: {} on {} ranks, root {}: native MPI, as the trials at root {} chose for this size class "
+      rt.log->info("auto: {}: native MPI, as the trials at root {} chose for this size class "
                    "(no trials)",
-                   planner::to_string(key.collective), size, key.root, adopt->decided_root);
+                   planner::on_ranks(key.collective, size, key.root), adopt->decided_root);
     return made;
   }
   if (!rule_says_native && adopt) try {
@@ -277,12 +277,12 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     }
     if (rank == 0 && rt.log->should_log(spdlog::level::info)) {
       if (adopt_decision)
-        rt.log->info("auto: {} on {} ranks, root {}: {}, as the trials at root {} chose for this size class (no trials)",
-                     planner::to_string(key.collective), size, key.root, trial_name(made->candidates.front()),
+        rt.log->info("auto: {}: {}, as the trials at root {} chose for this size class (no trials)",
+                     planner::on_ranks(key.collective, size, key.root), trial_name(made->candidates.front()),
                      adopt->decided_root);
       else
-        rt.log->info("auto: {} on {} ranks, root {}: trials of the candidates priced at root {} for this size class",
-                     planner::to_string(key.collective), size, key.root, adopt->priced_root);
+        rt.log->info("auto: {}: trials of the candidates priced at root {} for this size class",
+                     planner::on_ranks(key.collective, size, key.root), adopt->priced_root);
     }
   } catch (const std::exception&) {
     return nullptr;  // an adopted choice declines this root: priced afresh instead
@@ -451,8 +451,8 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
 
   if (rule_says_native) made->native_why = FallbackReason::Configured;  // counted and said when it runs
   if (!made->native_reason.empty() && rank == 0)
-    rt.log->warn("{} on {} ranks, root {}, {} elements: planning failed ({}); native MPI runs",
-                 planner::to_string(key.collective), size, key.root, problem.count, made->native_reason);
+    rt.log->warn("{}, {} elements: planning failed ({}); native MPI runs",
+                 planner::on_ranks(key.collective, size, key.root), problem.count, made->native_reason);
   if (rank == 0 && rt.log->should_log(spdlog::level::info))
     for (const Candidate& c : made->candidates) {
       if (c.native) continue;

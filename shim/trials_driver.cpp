@@ -74,9 +74,9 @@ void log_native_wait(const CachedPlan& plan, const PlanKey& key, int size) {
   const std::string which = best < 1e300 ? trial_name(plan.candidates[chosen]) + " measured fastest of the schedules (" +
                                                planner::format_seconds(best) + " per call)"
                                          : trial_name(plan.candidates[chosen]) + " is the only schedule";
-  rt.log->info("auto: {} on {} ranks, root {}, {} B: {}; it runs until the size's call {}, then native MPI is "
+  rt.log->info("auto: {}, {} B: {}; it runs until the size's call {}, then native MPI is "
                "measured against it (CANOPY_AUTO_NATIVE_AFTER)",
-               planner::to_string(key.collective), size, key.root, class_bytes_text(key), which,
+               planner::on_ranks(key.collective, size, key.root), class_bytes_text(key), which,
                rt.settings.auto_native_after);
 }
 
@@ -113,9 +113,9 @@ bool CommState::count_decided_call(CachedPlan& plan, const PlanKey& key) const {
   const std::vector<int>& live = plan.trials.live();
   std::string which;
   for (std::size_t i = 0; i < live.size(); ++i) which += (i ? " and " : "") + trial_name(plan.candidates[live[i]]);
-  rt.log->debug("auto: {} on {} ranks, root {}, {} B: recheck {} of the decision (CANOPY_AUTO_RECHECK): {} run "
+  rt.log->debug("auto: {}, {} B: recheck {} of the decision (CANOPY_AUTO_RECHECK): {} run "
                 "rounds again",
-                planner::to_string(key.collective), size_, key.root, class_bytes_text(key), plan.trials.rechecks(),
+                planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), plan.trials.rechecks(),
                 which);
   return true;
 }
@@ -139,9 +139,9 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
     const int calls = plan.trials.native_first_calls();
     plan.trials.end_round(agreed);
     if (rank_ == 0 && !plan.trials.native_first())
-      rt.log->info("auto: {} on {} ranks, root {}, {} B: native MPI's first {} took {} a call (slowest rank), "
+      rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), "
                    "as much as the trials are priced to cost beyond it: the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
-                   planner::to_string(key.collective), size_, key.root, class_bytes_text(key),
+                   planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key),
                    calls == 1 ? std::string("call") : fmt::format("{} calls", calls),
                    planner::format_seconds(agreed.front()));
     return;
@@ -150,8 +150,8 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
     std::string round;
     for (std::size_t i = 0; i < live.size(); ++i)
       round += (i ? ", " : "") + trial_name(plan.candidates[live[i]]) + " " + planner::format_seconds(agreed[i]);
-    rt.log->debug("auto: {} on {} ranks, root {}: trial round {}, per call (slowest rank): {}",
-                  planner::to_string(key.collective), size_, key.root, plan.trials.rounds_done() + 1, round);
+    rt.log->debug("auto: {}: trial round {}, per call (slowest rank): {}",
+                  planner::on_ranks(key.collective, size_, key.root), plan.trials.rounds_done() + 1, round);
   }
   for (std::size_t i = 0; i < live.size(); ++i) learn(plan.candidates[live[i]], agreed[i]);
   plan.trials.end_round(agreed);
@@ -184,8 +184,8 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
                   (best[c] < 1e300 ? planner::format_seconds(best[c]) : std::string("not measured"));
     const std::string recheck =
         plan.trials.rechecks() > 0 ? fmt::format("recheck {} (CANOPY_AUTO_RECHECK): ", plan.trials.rechecks()) : "";
-    rt.log->info("auto: {} on {} ranks, root {}, {} B: {}measured per call {} ({} trial calls, {} rounds); chose {}",
-                 planner::to_string(key.collective), size_, key.root, class_bytes_text(key), recheck, measured,
+    rt.log->info("auto: {}, {} B: {}measured per call {} ({} trial calls, {} rounds); chose {}",
+                 planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), recheck, measured,
                  plan.trials.calls(),
                  plan.trials.rounds_done(), trial_name(plan.candidates[plan.trials.chosen()]));
   }

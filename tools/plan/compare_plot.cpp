@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "planner/describe.h"
 #include "planner/registry.h"
 #include "planner/select.h"
 #include "tools/common/svg.h"
@@ -115,8 +116,7 @@ std::string comparison_svg(const SizeComparison& c) {
   const bool units = c.base.model.kind == "overlap";  // (d, c): model units, not seconds
   const double width = 860, height = 480, left = 80, plot_right = 640, top = 50, bottom = 60;
   const std::int64_t min_bytes = c.sizes.front(), max_bytes = std::max(c.sizes.back(), 2 * c.sizes.front());
-  const std::string title = std::string(to_string(c.base.collective)) + " over " + std::to_string(c.base.nranks) +
-                            " ranks, root " + std::to_string(c.base.root) +
+  const std::string title = planner::on_ranks(c.base.collective, c.base.nranks, c.base.root) +
                             ": predicted time of each algorithm at its best segment size";
   svg::Document doc(width, height, title);
   svg::Axis x{svg::Scale::log10(static_cast<double>(min_bytes), static_cast<double>(max_bytes), left, plot_right),
