@@ -55,6 +55,9 @@ struct Problem {
 struct Price {
   double makespan = 0;
   bool exact = false;
+  // For an estimate: no schedule of this choice simulates faster (0: none known). The
+  // selector skips simulating a choice whose bound already loses (select.h).
+  double lower_bound = 0;
 };
 
 // Raised when a problem cannot be planned; the shim falls back to native MPI.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "planner/hierarchy.h"
 #include "planner/registry.h"
@@ -80,8 +82,11 @@ std::string declines(const Algorithm& a, const Problem& q) {
 }
 
 // One candidate's price, the cheapest way that is exact, else an estimate (select.h);
-// false when it cannot be priced (then `why` says why).
-bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::string& why) {
+// false when it cannot be priced (then `why` says why). An estimate whose lower bound is
+// above `bound_above` is not simulated: it stands, and `*bounded` says so.
+bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::string& why,
+                     double bound_above = std::numeric_limits<double>::infinity(), bool* bounded = nullptr) {
+  if (bounded) *bounded = false;
   if (std::string declined = declines(a, q); !declined.empty()) {
     why = std::move(declined);
     return false;
@@ -90,6 +95,10 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
     if (a.price) {
       out = a.price(q);
       if (out.exact) return true;
+      if (out.lower_bound > 0 && quantized(out.lower_bound) > quantized(bound_above)) {
+        if (bounded) *bounded = true;
+        return true;
+      }
     }
     if (simulation_affordable(a, q)) {
       const Simulation sim = simulate(a.plan(q), q.model, q.topology.get());
@@ -147,13 +156,30 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
   const std::vector<std::int64_t> sizes = request.segment_bytes >= 0
                                               ? std::vector<std::int64_t>{request.segment_bytes}
                                               : segment_candidates(problem.bytes());
-  std::vector<Choice> ranked;
   std::string last_error = "no candidate";
   const std::int64_t bytes = problem.bytes();
-  for (const Algorithm* a : algos) {
+  // Bounding (Request::bounded): the best exact price of each algorithm searched so far;
+  // a choice whose estimate's lower bound is above the kBoundedPlaces-th of these (with
+  // the current algorithm's best) cannot enter that many first places, so it keeps its
+  // estimate instead of being built and simulated. Decision: algorithms whose estimates
+  // carry a bound (the allreduces composed of a reduce and a broadcast, the dearest to
+  // simulate: 16 ranks, 1 MiB, 28 of 30 ms of a plan) are searched after the others, so
+  // that the others' exact prices bound them; the ranking keeps the registry's order for
+  // ties whatever the order of the search.
+  std::vector<double> exact_bests;
+  auto bound_for = [&](const Choice* current) {
+    std::vector<double> prices = exact_bests;
+    if (current && current->exact) prices.push_back(current->predicted);
+    if (!request.bounded || static_cast<int>(prices.size()) < kBoundedPlaces)
+      return std::numeric_limits<double>::infinity();
+    std::nth_element(prices.begin(), prices.begin() + (kBoundedPlaces - 1), prices.end());
+    return prices[kBoundedPlaces - 1];
+  };
+  // The algorithm's best choice, or nothing where it declines or cannot be priced.
+  auto search = [&](const Algorithm* a) -> std::optional<Choice> {
     if (std::string why = declines(*a, problem); !why.empty()) {
       last_error = std::move(why);
-      continue;
+      return std::nullopt;
     }
     bool found = false;
     Choice best;
@@ -167,14 +193,21 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
       const std::int64_t cut = a->cut_segment_bytes ? a->cut_segment_bytes(problem) : size;
       if (std::find(priced.begin(), priced.end(), cut) != priced.end()) return Outcome::kNeither;
       Price price;
+      bool bounded = false;
       // (A size that cannot be priced, e.g. one whose schedule looks too large to
       // simulate before it is cut, leaves the way open to another cut alike.)
-      if (!price_candidate(*a, problem, price, last_error)) return Outcome::kNeither;
+      if (!price_candidate(*a, problem, price, last_error, bound_for(found ? &best : nullptr), &bounded))
+        return Outcome::kNeither;
       priced.push_back(cut);
-      if (found && !better(price.exact, price.makespan, best))
-        return past_the_valley(price, best) ? Outcome::kWorse : Outcome::kNeither;
-      best = {std::string(a->name), size, price.makespan, price.exact};
-      found = true;
+      const bool improves = !found || better(price.exact, price.makespan, best);
+      if (improves) {
+        best = {std::string(a->name), size, price.makespan, price.exact};
+        found = true;
+      }
+      // A bounded size neither counts towards the valley nor resets it: its estimate
+      // says little of the curve of exact prices the search follows.
+      if (bounded) return Outcome::kNeither;
+      if (!improves) return past_the_valley(price, best) ? Outcome::kWorse : Outcome::kNeither;
       return Outcome::kBest;
     };
     // The m/2^i sizes in order, from the whole message to the most segments. Decision
@@ -220,8 +253,30 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
         if (!moved) step /= 2;
       }
     }
-    if (found) ranked.push_back(std::move(best));
-  }
+    if (!found) return std::nullopt;
+    if (best.exact) exact_bests.push_back(best.predicted);
+    return best;
+  };
+  // Whether `a`'s estimates carry a lower bound (it is searched in the second pass).
+  auto bounds_itself = [&](const Algorithm* a) {
+    if (!request.bounded || !a->price || !declines(*a, problem).empty()) return false;
+    try {
+      problem.segment_bytes = sizes.front();
+      const Price p = a->price(problem);
+      return !p.exact && p.lower_bound > 0;
+    } catch (const PlanError&) {
+      return false;
+    }
+  };
+  std::vector<std::optional<Choice>> bests(algos.size());
+  std::vector<std::size_t> second;
+  for (std::size_t i = 0; i < algos.size(); ++i)
+    if (bounds_itself(algos[i])) second.push_back(i);
+    else bests[i] = search(algos[i]);
+  for (std::size_t i : second) bests[i] = search(algos[i]);
+  std::vector<Choice> ranked;
+  for (std::optional<Choice>& b : bests)
+    if (b) ranked.push_back(std::move(*b));
   if (ranked.empty()) throw PlanError("no schedule can be priced: " + last_error);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const Choice& a, const Choice& b) { return better(a.exact, a.predicted, b); });

@@ -255,7 +255,15 @@ Price price_reduce_bcast(const Problem& problem, const std::string& reduce_algor
   Problem bcast = reduce;
   bcast.collective = Collective::Bcast;
   bcast.commutative = true;
-  return {r.price(reduce).makespan + b.price(bcast).makespan, false};
+  const Price reduce_price = r.price(reduce), bcast_price = b.price(bcast);
+  // The estimate: the parts one after the other, which the merge keeps where pipelining
+  // them simulates slower (above). The bound, where both parts' prices are exact: the
+  // merged schedule holds each part's steps in the part's order on every rank, with the
+  // other part's steps between them, and a step starts only once its rank's step before
+  // it and its message are done, so neither part ends sooner than it does alone.
+  Price out{reduce_price.makespan + bcast_price.makespan, false};
+  if (reduce_price.exact && bcast_price.exact) out.lower_bound = std::max(reduce_price.makespan, bcast_price.makespan);
+  return out;
 }
 
 std::int64_t steps_reduce_bcast(const Problem& problem, const std::string& reduce_algorithm,

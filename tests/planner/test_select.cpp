@@ -372,3 +372,72 @@ TEST_CASE("A call is kept native untried only where the starting model also pric
   const Problem big = make_problem(Collective::Bcast, 2, 0, 1 << 20, 1, true, -1, prior);
   CHECK_FALSE(below_trial_threshold(big, rank_choices(big, Request{}).front(), prior, 5e-6));
 }
+
+// Bounding (Request::bounded, select.h): a composed allreduce's estimate carries a lower
+// bound, the slower of its parts alone, and a choice whose bound loses to the
+// kBoundedPlaces-th best exact price is not simulated. These hold over allreduces of
+// 2-64 ranks, 8 B-4 MiB, three models (duplex half and full), with and without a ring
+// and for rank-ordered operations.
+TEST_CASE("Select: bounding never changes the first kBoundedPlaces of an allreduce's ranking, and a composed "
+          "allreduce's lower bound never exceeds its simulated price",
+          "[select]") {
+  CostModel full = hockney_model(2e-6, 1e-10, 1e-10);
+  full.duplex = Duplex::Full;
+  int problems = 0, spared = 0, bounds_checked = 0;
+  for (const CostModel& model : {default_model(), hockney_model(3e-6, 1e-9, 5e-10), full})
+    for (int p : {2, 3, 5, 8, 16, 64})
+      for (std::int64_t bytes : {std::int64_t{8}, std::int64_t{4096}, std::int64_t{65536}, std::int64_t{1} << 20,
+                                 std::int64_t{4} << 20})
+        for (bool ring : {false, true})
+          for (bool commutative : {true, false}) {
+            if (ring && !staging_ring_allowed(p)) continue;
+            if (p == 64 && bytes > (std::int64_t{1} << 20)) continue;  // the slowest unbounded plans; CI's time
+            Problem q;
+            q.collective = Collective::Allreduce;
+            q.nranks = p;
+            q.element_bytes = 8;
+            q.count = bytes / 8;
+            q.commutative = commutative;
+            q.model = model;
+            if (ring) q = with_staging_ring(q);
+            Request all;
+            all.bounded = false;
+            const std::vector<Choice> bounded = rank_choices(q, Request{});
+            const std::vector<Choice> every = rank_choices(q, all);
+            INFO(p << " ranks, " << bytes << " B, model " << model.spec() << (ring ? ", ring" : "")
+                   << (commutative ? "" : ", rank-ordered"));
+            REQUIRE(bounded.size() == every.size());
+            for (int i = 0; i < kBoundedPlaces && i < static_cast<int>(every.size()); ++i) {
+              CHECK(bounded[i].algorithm == every[i].algorithm);
+              CHECK(bounded[i].segment_bytes == every[i].segment_bytes);
+              CHECK(bounded[i].predicted == every[i].predicted);
+              CHECK(bounded[i].exact == every[i].exact);
+            }
+            for (const Choice& c : every)
+              for (const Choice& b : bounded)
+                if (b.algorithm == c.algorithm && c.exact && !b.exact) ++spared;
+            // The bound against the simulation, at every composed choice the full search kept.
+            for (const Choice& c : every) {
+              const Algorithm* a = find_algorithm(Collective::Allreduce, c.algorithm);
+              REQUIRE(a);
+              if (!a->price || !c.exact) continue;
+              Problem at = q;
+              at.segment_bytes = c.segment_bytes;
+              Price estimate;
+              try {
+                estimate = a->price(at);
+              } catch (const PlanError&) {
+                continue;
+              }
+              if (estimate.lower_bound <= 0) continue;
+              INFO(c.algorithm << " at " << c.segment_bytes << " B segments");
+              CHECK(estimate.lower_bound <= c.predicted * (1 + 1e-9));
+              CHECK(c.predicted <= estimate.makespan * (1 + 1e-9));  // and the estimate is above it
+              ++bounds_checked;
+            }
+            ++problems;
+          }
+  CHECK(problems > 100);
+  CHECK(bounds_checked > 100);
+  CHECK(spared > 50);  // bounding spared simulations
+}
