@@ -10,8 +10,8 @@
 // issue's targets with the measured figures. And Canon & Antoniu's Algorithm 1 tree
 // alone, which `auto` stops building above select.h's kGlobalPlanningLimit.
 //
-// With --size-classes, instead: what the shim spends on each new size class of a
-// communicator of 8 to 512 ranks, warm (one process, the median of several plans after
+// With --size-classes, instead: what the shim spends on each new size class of a reduce,
+// broadcast or allreduce on a communicator of 8 to 512 ranks, warm (one process, the median of several plans after
 // an untimed one), with and without a staging ring: where Langou's greedy trees are
 // built and simulated for every segment size tried.
 #include <CLI/CLI.hpp>
@@ -177,13 +177,14 @@ int main(int argc, char** argv) {
   std::vector<long> class_ranks{8, 16, 32, 64, 512}, class_sizes{65536, 1 << 20, 4 << 20};
   int repeats = 7;
   app.add_flag("--size-classes", size_classes,
-               "instead: one rank's plan for a new size class at a few p and sizes, warm, with and without a "
-               "staging ring (the time a communicator's first call of each size class pays)");
+               "instead: one rank's plan for a new size class of MPI_Reduce, MPI_Bcast and MPI_Allreduce at a "
+               "few p and sizes, warm, with and without a staging ring (the time a communicator's first call of "
+               "each size class pays)");
   app.add_option("--class-ranks", class_ranks, "--size-classes: the numbers of ranks (comma-separated)")
       ->delimiter(',')
       ->check(CLI::Range(2L, 1L << 24))
       ->capture_default_str();
-  app.add_option("--class-bytes", class_sizes, "--size-classes: the message sizes (comma-separated; reduce: doubles)")
+  app.add_option("--class-bytes", class_sizes, "--size-classes: the message sizes (comma-separated; reduce and allreduce: doubles)")
       ->delimiter(',')
       ->check(CLI::Range(8L, 1L << 34))
       ->capture_default_str();
