@@ -396,13 +396,15 @@ endforeach()
 # By default native MPI runs a size class's first calls, and the trials begin once those
 # have cost what the trials are priced at (CANOPY_AUTO_NATIVE_FIRST, planner/trials.h):
 # 2 ranks, 400 calls of a 128 KiB reduce and broadcast. Rank 0 says when each class's
-# trials begin and what they chose; the report counts native's first calls apart.
+# trials begin and what they chose; the report counts native's first calls apart (and
+# those of timing_loop's few cheap allreduces on MPI_COMM_WORLD, whose ring schedules
+# wait for native's 256 first calls: not counted here).
 set(name "mpi preload: native MPI first, until its calls pay for the trials np2")
 add_test(NAME "${name}"
          COMMAND bash ${shim_tests}/expect_counts.sh
                  "2=info: auto: (reduce|bcast) on 2 ranks.*: native MPI's first (call|[0-9]+ calls) took .* the trials begin"
                  "2=info: auto: (reduce|bcast) on 2 ranks.*measured per call .*native .*. chose "
-                 "2=calls: auto-native-first" "1=timing_loop: 3 checks passed"
+                 "2=^ +(reduce|bcast) +[0-9]+ calls: auto-native-first" "1=timing_loop: 3 checks passed"
                  -- ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:timing_loop> --iters=400
                  --bytes=131072)
 set_tests_properties("${name}" PROPERTIES ENVIRONMENT "CANOPY_LOG_LEVEL=info;CANOPY_REPORT=-;CANOPY_AUTO_NATIVE_FIRST=1"
