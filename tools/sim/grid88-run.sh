@@ -7,16 +7,18 @@
 # usage: tools/sim/grid88-run.sh OUTDIR [canopy-sim options, e.g. --cfg smpi/lat-factor:0:1]
 # env:   CANOPY_PLAN  canopy-plan of an MPICH build (default build/tools/canopy-plan)
 #        BUILD        the CANOPY_MPI=smpi build (default build-smpi)
+#        PLATFORM     the SimGrid platform (default tools/sim/platforms/grid88.xml; its hosts
+#                     in the same order, e.g. grid88-uplinks.xml)
 # Prints one line per run: algorithm, predicted s, simulated us per call (slowest rank
 # over 3 timed calls after 1 untimed; auto: after 10 untimed, where its trials run).
 # docs/simulation.md ("The seeds' 88-machine grid") has the results.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ $# -ge 1 ] || { sed -n 2,12p "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,14p "$0"; exit 2; }
 out=$(mkdir -p "$1" && cd "$1" && pwd); shift
 plan=${CANOPY_PLAN:-build/tools/canopy-plan}
 topo=$PWD/tools/sim/platforms/grid88-topology.json
-common=(--build "${BUILD:-build-smpi}" --platform tools/sim/platforms/grid88.xml --ranks 88 --ranks-per-node 1 "$@")
+common=(--build "${BUILD:-build-smpi}" --platform "${PLATFORM:-tools/sim/platforms/grid88.xml}" --ranks 88 --ranks-per-node 1 "$@")
 bench=(--collectives bcast --sizes 4194304 --calls 3)
 
 predicted() { "$plan" bcast --topology "$topo" -p 88 --bytes 4194304 --algo "$1" | sed -n 's/^makespan \([^ ]*\) s.*/\1/p'; }

@@ -4,6 +4,10 @@ for the 88-machine GRID5000 experiment of Steffenel (paper 004, Section 7, Table
 
 usage: tools/sim/grid88.py [OUTDIR]   (default: tools/sim/platforms next to this script)
 
+Also writes grid88-uplinks.xml: the same, plus one 100 Mbit/s uplink per site (each
+direction) that every message leaving or entering the site crosses, so that a site's
+messages to other sites share it (a variant, to see what a shared site uplink changes).
+
 Every figure's source is written into the XML's comment; docs/simulation.md has the runs.
 """
 import json
@@ -47,7 +51,10 @@ def hockney(lat_us, bps):
     return "hockney:alpha=%.8g,beta=%.6g" % (lat_us * 1e-6, 8.0 / bps)
 
 
-def xml():
+SITES = ["orsay", "idpot", "toulouse"]
+
+
+def xml(uplinks=False):
     out = []
     out.append("""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -91,10 +98,16 @@ def xml():
     clusters' host links), so SimGrid's TCP cross traffic (network/crosstraffic: a flow
     also loads the reverse direction with 5% of its rate, for the acknowledgements) does
     not slow a one-way transfer (with one SHARED link a 4 MiB message took 5% longer).
-  speed 1 Gflop/s is never used (canopy-sim runs with smpi/simulate-computation:no).
+  speed 1 Gflop/s is never used (canopy-sim runs with smpi/simulate-computation:no).@UPLINKS@
 -->
 <platform version="4.1">
-  <zone id="grid88" routing="Full">""")
+  <zone id="grid88" routing="Full">""".replace("@UPLINKS@", """
+
+  grid88-uplinks.xml only: each site (orsay, idpot, toulouse) has an uplink of
+  100 Mbit/s and no latency, split duplex (UP: leaving the site, DOWN: entering it);
+  a message between two sites crosses its source site's uplink UP, the pair's link and
+  the destination's DOWN, so all the messages leaving one site share 100 Mbit/s (an
+  assumption to test, not a GRID5000 figure).""" if uplinks else ""))
     for i, (cid, n, site, prefix) in enumerate(CLUSTERS):
         out.append('    <!-- %s: %d x %s, L_%d%d = %s -->' % (
             cid, n, site, i, i, "%.2f us" % LAT_US[i][i] if LAT_US[i][i] else "- (c2's 35.52 us)"))
@@ -102,6 +115,9 @@ def xml():
                    ' bw="1Gbps" lat="%s" router_id="%s-router"/>' % (
                        cid, prefix, n - 1, fmt_us(OWN_LAT_US[i] / 2), cid))
     pairs = [(i, j) for i in range(6) for j in range(i + 1, 6)]
+    if uplinks:
+        for site in SITES:
+            out.append('    <link id="uplink-%s" bandwidth="100Mbps" latency="0us" sharing_policy="SPLITDUPLEX"/>' % site)
     for i, j in pairs:
         lat = LAT_US[i][j] - OWN_LAT_US[i] / 2 - OWN_LAT_US[j] / 2
         assert lat > 0
@@ -112,8 +128,13 @@ def xml():
     for i, j in pairs:
         a, b = CLUSTERS[i][0], CLUSTERS[j][0]
         for src, dst, direction in ((a, b, "UP"), (b, a, "DOWN")):
+            ctn = '<link_ctn id="%s-%s" direction="%s"/>' % (a, b, direction)
+            si, sj = (CLUSTERS[i][2], CLUSTERS[j][2]) if direction == "UP" else (CLUSTERS[j][2], CLUSTERS[i][2])
+            if uplinks and si != sj:
+                ctn = ('<link_ctn id="uplink-%s" direction="UP"/>%s<link_ctn id="uplink-%s" direction="DOWN"/>'
+                       % (si, ctn, sj))
             out.append('    <zoneRoute src="%s" dst="%s" gw_src="%s-router" gw_dst="%s-router" symmetrical="NO">'
-                       '<link_ctn id="%s-%s" direction="%s"/></zoneRoute>' % (src, dst, src, dst, a, b, direction))
+                       '%s</zoneRoute>' % (src, dst, src, dst, ctn))
     out.append("  </zone>\n</platform>\n")
     return "\n".join(out)
 
@@ -138,6 +159,8 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "platforms")
     with open(os.path.join(outdir, "grid88.xml"), "w") as f:
         f.write(xml())
+    with open(os.path.join(outdir, "grid88-uplinks.xml"), "w") as f:
+        f.write(xml(uplinks=True))
     topo = topology()
     with open(os.path.join(outdir, "grid88-topology.json"), "w") as f:
         f.write("{\n")
