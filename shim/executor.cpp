@@ -33,43 +33,42 @@ int wait_politely(MPI_Request* request, MPI_Status* status) {
 // Canopy's own collectives: nonblocking and waited for politely, or blocking where the
 // platform's nonblocking ones are not worth it (SMPI: shim/platform.h).
 namespace {
-int waited(int err, MPI_Request* request) { return err != MPI_SUCCESS ? err : wait_politely(request); }
+template <typename Blocking, typename Start>
+int politely(Blocking blocking, Start start) {
+  if (!platform().nonblocking_collectives) return blocking();
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int err = start(&request);
+  return err != MPI_SUCCESS ? err : wait_politely(&request);
+}
 }  // namespace
 
 int allreduce_politely(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  if (!platform().nonblocking_collectives) return PMPI_Allreduce(in, out, count, type, op, comm);
-  MPI_Request request = MPI_REQUEST_NULL;
-  return waited(PMPI_Iallreduce(in, out, count, type, op, comm, &request), &request);
+  return politely([&] { return PMPI_Allreduce(in, out, count, type, op, comm); },
+                  [&](MPI_Request* r) { return PMPI_Iallreduce(in, out, count, type, op, comm, r); });
 }
 
 int allgather_politely(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm) {
-  if (!platform().nonblocking_collectives) return PMPI_Allgather(in, count, type, out, count, type, comm);
-  MPI_Request request = MPI_REQUEST_NULL;
-  return waited(PMPI_Iallgather(in, count, type, out, count, type, comm, &request), &request);
+  return politely([&] { return PMPI_Allgather(in, count, type, out, count, type, comm); },
+                  [&](MPI_Request* r) { return PMPI_Iallgather(in, count, type, out, count, type, comm, r); });
 }
 
 int bcast_politely(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  if (!platform().nonblocking_collectives) return PMPI_Bcast(buffer, count, type, root, comm);
-  MPI_Request request = MPI_REQUEST_NULL;
-  return waited(PMPI_Ibcast(buffer, count, type, root, comm, &request), &request);
+  return politely([&] { return PMPI_Bcast(buffer, count, type, root, comm); },
+                  [&](MPI_Request* r) { return PMPI_Ibcast(buffer, count, type, root, comm, r); });
 }
 
 int reduce_politely(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  if (!platform().nonblocking_collectives) return PMPI_Reduce(in, out, count, type, op, root, comm);
-  MPI_Request request = MPI_REQUEST_NULL;
-  return waited(PMPI_Ireduce(in, out, count, type, op, root, comm, &request), &request);
+  return politely([&] { return PMPI_Reduce(in, out, count, type, op, root, comm); },
+                  [&](MPI_Request* r) { return PMPI_Ireduce(in, out, count, type, op, root, comm, r); });
 }
 
 int gather_politely(const void* in, int count, MPI_Datatype type, void* out, int root, MPI_Comm comm) {
-  if (!platform().nonblocking_collectives) return PMPI_Gather(in, count, type, out, count, type, root, comm);
-  MPI_Request request = MPI_REQUEST_NULL;
-  return waited(PMPI_Igather(in, count, type, out, count, type, root, comm, &request), &request);
+  return politely([&] { return PMPI_Gather(in, count, type, out, count, type, root, comm); },
+                  [&](MPI_Request* r) { return PMPI_Igather(in, count, type, out, count, type, root, comm, r); });
 }
 
 int barrier_politely(MPI_Comm comm) {
-  if (!platform().nonblocking_collectives) return PMPI_Barrier(comm);
-  MPI_Request request = MPI_REQUEST_NULL;
-  return waited(PMPI_Ibarrier(comm, &request), &request);
+  return politely([&] { return PMPI_Barrier(comm); }, [&](MPI_Request* r) { return PMPI_Ibarrier(comm, r); });
 }
 
 namespace {

@@ -340,7 +340,7 @@ void finalize() {
     int rules = 0;
     const std::string error = save_rules(rt.settings.save_rules, rt.report_comm, &rules);
     if (!error.empty()) rt.log->error("{}", error);
-    else if (int rank = 0; PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0)
+    else if (rt.world_rank == 0)
       rt.log->info("CANOPY_SAVE_RULES: {} rule(s) of auto's decisions written to {}; run the next job with "
                    "CANOPY_CONFIG={}",
                    rules, rt.settings.save_rules, rt.settings.save_rules);
@@ -348,7 +348,7 @@ void finalize() {
   if (rt.report_comm != MPI_COMM_NULL && trace::on()) {
     const std::string error = trace::write(rt.report_comm, rt.settings.trace, rt.settings.trace_format == "otf2");
     if (!error.empty()) rt.log->error("{}", error);
-    else if (int rank = 0; PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0)
+    else if (rt.world_rank == 0)
       rt.log->info("CANOPY_TRACE: the sampled calls' timeline written to {}", rt.settings.trace_format == "otf2"
                                                                                   ? rt.settings.trace + "/traces.otf2"
                                                                                   : rt.settings.trace +

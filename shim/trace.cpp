@@ -18,7 +18,9 @@ namespace canopy::shim::trace {
 namespace {
 
 // A rank keeps at most this many steps (about 40 MB); past it, calls are still noted
-// but their steps are not, and the file says how many were left out.
+// but their steps are not, and the file says how many were left out. Fewer where rank 0
+// would gather more than MPI_Gatherv's int byte counts hold: each rank keeps at most its
+// share of 2 GiB of steps and as much of calls (State::step_cap, call_cap).
 constexpr std::size_t kMaxSteps = std::size_t{1} << 20;
 // Ping-pongs per rank for its clock offset: the one with the shortest round trip counts.
 constexpr int kOffsetRounds = 8;
@@ -29,7 +31,8 @@ struct State {
   double offset = 0;  // add to this rank's now() for rank 0's clock
   std::vector<Call> calls;
   std::vector<Step> steps;
-  std::int64_t dropped = 0;  // steps left out (kMaxSteps)
+  std::size_t step_cap = kMaxSteps, call_cap = 0;  // set by setup()
+  std::int64_t dropped = 0;  // steps and calls left out (the caps)
   bool in_call = false;
   const std::vector<int>* world_ranks = nullptr;
   Recorder recorder;
@@ -92,6 +95,9 @@ void setup(MPI_Comm world, long first, long every, bool shares_rank0_clock) {
   int rank = 0, size = 1;
   PMPI_Comm_rank(world, &rank);
   PMPI_Comm_size(world, &size);
+  const std::size_t share = static_cast<std::size_t>(std::numeric_limits<int>::max()) / static_cast<std::size_t>(size);
+  s.step_cap = std::min(kMaxSteps, share / sizeof(Step));
+  s.call_cap = share / sizeof(Call);
   // Cristian's method against rank 0, one rank after the other: rank r sends, rank 0
   // answers with its clock, and r takes the answer to have been read halfway through
   // the round trip.
@@ -127,6 +133,10 @@ void setup(MPI_Comm world, long first, long every, bool shares_rank0_clock) {
 void begin_call(planner::Collective c, int root, std::int64_t bytes, const std::string& algorithm, bool native,
                 const std::string& schedule_id, const TracedComm& comm, std::int64_t serial) {
   State& s = state();
+  if (s.calls.size() >= s.call_cap) {  // not traced: in_call stays false, so no step is recorded
+    ++s.dropped;
+    return;
+  }
   Call call;
   call.comm = comm.id;
   call.serial = serial;
@@ -159,7 +169,7 @@ Recorder* active() {
 
 void Recorder::step(Kind kind, int peer, int segment, std::int64_t bytes, double start, double end, int index) {
   State& s = state();
-  if (s.steps.size() >= kMaxSteps) {
+  if (s.steps.size() >= s.step_cap) {
     ++s.dropped;
     return;
   }
@@ -178,46 +188,26 @@ void Recorder::step(Kind kind, int peer, int segment, std::int64_t bytes, double
 namespace {
 
 // Rank 0 gathers every rank's records of one type as bytes (the same build on every
-// rank: the same layout). Others get an empty list.
+// rank: the same layout; the caps keep the total within an int). Others get an empty list.
 template <typename T>
 std::vector<std::vector<T>> gather(MPI_Comm world, const std::vector<T>& mine) {
   int rank = 0, size = 1;
   PMPI_Comm_rank(world, &rank);
   PMPI_Comm_size(world, &size);
-  const int count = static_cast<int>(std::min<std::size_t>(mine.size(), std::numeric_limits<int>::max() / sizeof(T)));
-  std::vector<int> counts(rank == 0 ? size : 0);
-  PMPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world);
-  std::vector<int> byte_counts, displacements;
-  std::vector<T> all;
-  if (rank == 0) {
-    std::int64_t total = 0;
-    for (int c : counts) total += c;
-    all.resize(static_cast<std::size_t>(total));
-    // Displacements are ints: past 2 GiB in all, the ranks beyond it send nothing.
-    std::int64_t at = 0;
-    for (int r = 0; r < size; ++r) {
-      const std::int64_t bytes = static_cast<std::int64_t>(counts[r]) * sizeof(T);
-      const bool fits = at + bytes <= std::numeric_limits<int>::max();
-      byte_counts.push_back(fits ? static_cast<int>(bytes) : 0);
-      displacements.push_back(fits ? static_cast<int>(at) : 0);
-      if (fits) at += bytes;
-      else counts[r] = 0;
-    }
+  const int bytes = static_cast<int>(mine.size() * sizeof(T));
+  std::vector<int> byte_counts(rank == 0 ? size : 0), displacements(rank == 0 ? size : 0);
+  PMPI_Gather(&bytes, 1, MPI_INT, byte_counts.data(), 1, MPI_INT, 0, world);
+  int total = 0;
+  for (int r = 0; r < static_cast<int>(byte_counts.size()); ++r) {
+    displacements[r] = total;
+    total += byte_counts[r];
   }
-  // A rank whose records do not fit sends nothing: rank 0 said 0 bytes for it. Every
-  // rank must know that before it sends, so rank 0 tells each its count.
-  int send = count;
-  std::vector<int> allowed(rank == 0 ? size : 0);
-  if (rank == 0)
-    for (int r = 0; r < size; ++r) allowed[r] = counts[r];
-  PMPI_Scatter(allowed.data(), 1, MPI_INT, &send, 1, MPI_INT, 0, world);
-  PMPI_Gatherv(mine.data(), static_cast<int>(send * sizeof(T)), MPI_BYTE, all.data(), byte_counts.data(),
-               displacements.data(), MPI_BYTE, 0, world);
+  std::vector<T> all(static_cast<std::size_t>(total) / sizeof(T));
+  PMPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), byte_counts.data(), displacements.data(), MPI_BYTE, 0, world);
   std::vector<std::vector<T>> out(rank == 0 ? size : 0);
-  std::size_t at = 0;
-  for (int r = 0; rank == 0 && r < size; ++r) {
-    out[r].assign(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + counts[r]));
-    at += static_cast<std::size_t>(counts[r]);
+  for (int r = 0; r < static_cast<int>(out.size()); ++r) {
+    const auto from = all.begin() + displacements[r] / static_cast<std::ptrdiff_t>(sizeof(T));
+    out[r].assign(from, from + byte_counts[r] / static_cast<std::ptrdiff_t>(sizeof(T)));
   }
   return out;
 }
@@ -337,6 +327,7 @@ std::string write(MPI_Comm world, const std::string& path, bool otf2) {
   offsets.resize(rank == 0 ? size : 0);
   PMPI_Gather(&s.offset, 1, MPI_DOUBLE, offsets.data(), 1, MPI_DOUBLE, 0, world);
   PMPI_Reduce(&dropped, &all_dropped, 1, MPI_INT64_T, MPI_SUM, 0, world);
+  const std::size_t step_cap = s.step_cap;
   s = State{};
   detail::enabled = false;
   if (rank != 0) return "";
@@ -345,7 +336,7 @@ std::string write(MPI_Comm world, const std::string& path, bool otf2) {
     const std::string error = write_otf2(path, calls, steps, offsets);
     if (!error.empty()) return "CANOPY_TRACE='" + path + "': " + error;
     return all_dropped > 0 ? "CANOPY_TRACE='" + path + "': " + std::to_string(all_dropped) +
-                                 " steps were left out; sample fewer calls (CANOPY_TRACE_CALLS)"
+                                 " steps or calls were left out; sample fewer calls (CANOPY_TRACE_CALLS)"
                            : "";
 #else
     return "CANOPY_TRACE_FORMAT=otf2: this libcanopy.so was built without OTF2; no trace";
@@ -356,8 +347,8 @@ std::string write(MPI_Comm world, const std::string& path, bool otf2) {
   out << chrome_json(calls, steps, offsets);
   if (!out) return "CANOPY_TRACE='" + path + "': writing failed; the trace is incomplete";
   if (all_dropped > 0)
-    return "CANOPY_TRACE='" + path + "': " + std::to_string(all_dropped) + " steps were left out (more than " +
-           std::to_string(kMaxSteps) + " on a rank); sample fewer calls (CANOPY_TRACE_CALLS)";
+    return "CANOPY_TRACE='" + path + "': " + std::to_string(all_dropped) + " steps or calls were left out (more than " +
+           std::to_string(step_cap) + " steps on a rank); sample fewer calls (CANOPY_TRACE_CALLS)";
   return "";
 }
 
