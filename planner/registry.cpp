@@ -26,6 +26,7 @@ Schedule plan_reduce_scatter_gather_reduce(const Problem&);
 Schedule plan_shm_reduce_scatter_gather_reduce(const Problem&);
 Schedule plan_shm_flat_reduce(const Problem&);
 Schedule plan_shm_reduce_scatter_allgather_allreduce(const Problem&);
+Schedule plan_shm_recursive_doubling_allreduce(const Problem&);
 Schedule plan_shm_bcast_bcast(const Problem&);
 Schedule plan_cma_bcast_bcast(const Problem&);
 
@@ -47,6 +48,7 @@ Schedule plan_recursive_doubling_allreduce(const Problem&);
 Schedule plan_rabenseifner_allreduce(const Problem&);
 Schedule plan_ring_allreduce(const Problem&);
 Schedule view_recursive_doubling_allreduce(const Problem&, int rank);
+Schedule view_shm_recursive_doubling_allreduce(const Problem&, int rank);
 Schedule view_rabenseifner_allreduce(const Problem&, int rank);
 Schedule view_ring_allreduce(const Problem&, int rank);
 Price price_binomial_allreduce(const Problem&);
@@ -64,6 +66,7 @@ std::int64_t steps_grid_ecef_la_allreduce(const Problem&);
 std::int64_t steps_grid_bottomup_allreduce(const Problem&);
 std::int64_t steps_shm_allreduce(const Problem&);
 std::int64_t steps_recursive_doubling_allreduce(const Problem&);
+std::int64_t steps_shm_recursive_doubling_allreduce(const Problem&);
 std::int64_t steps_rabenseifner_allreduce(const Problem&);
 std::int64_t steps_ring_allreduce(const Problem&);
 std::int64_t cut_rabenseifner_allreduce(const Problem&);
@@ -263,6 +266,11 @@ const std::vector<Algorithm>& algorithms() {
        "every rank reduces its slice of every rank's staged input where it lies and stages it once, every rank "
        "copies the others out; one node; rank-ordered",
        false, nullptr, nullptr, false, true, false, cut_staged_reduce, steps_reduce_scatter_gather_reduce},
+      {"shm-recursive-doubling", Collective::Allreduce, plan_shm_recursive_doubling_allreduce,
+       "recursive doubling through the node's staging ring: each round every rank stages its partial result once "
+       "and combines its partner's where it lies; one node; rank-ordered, identical bits everywhere",
+       false, view_shm_recursive_doubling_allreduce, nullptr, false, true, false, cut_staged_reduce,
+       steps_shm_recursive_doubling_allreduce},
       {"recursive-doubling", Collective::Allreduce, plan_recursive_doubling_allreduce,
        "log2(p) rounds of whole-message exchanges, MPICH's fold for other p; rank-ordered, identical bits everywhere",
        false, view_recursive_doubling_allreduce, price_recursive_doubling_allreduce, false, false, false, nullptr,

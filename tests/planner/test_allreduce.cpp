@@ -2,6 +2,8 @@
 // overwritten only once the sends reading it were received, the compositions of a reduce
 // and a broadcast (algorithms/reduce_bcast.cpp), recursive doubling, Rabenseifner's and
 // the ring (algorithms/recursive_doubling.cpp, rabenseifner.cpp, ring.cpp).
+#include <algorithm>
+#include <map>
 #include <memory>
 
 #include "planner/algorithms/allreduce_slices.h"
@@ -479,6 +481,133 @@ TEST_CASE("shm-reduce-scatter-allgather validates, and every rank fetches every 
       }
   // Not a reduce's: the algorithm is registered for allreduces only.
   CHECK(find_algorithm(Collective::Reduce, "shm-reduce-scatter-allgather") == nullptr);
+}
+
+namespace {
+
+// Runs a staged allreduce on symbols: rank r's input is "xr", a combine writes "(a.b)"
+// with its operands in the step's order, a stage and a fetch copy what they find. Ranks
+// take turns, each running its next steps while what they read has been staged. Returns
+// every rank's accumulator per segment; fails the test where no rank can go on.
+std::vector<std::vector<std::string>> evaluate_staged(const Schedule& s) {
+  const std::size_t nseg = s.segments.size();
+  std::vector<std::vector<std::string>> acc(s.nranks, std::vector<std::string>(nseg));
+  std::map<std::pair<int, int>, std::string> staged;  // (writer, stage number)
+  std::vector<std::size_t> next(s.nranks, 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int r = 0; r < s.nranks; ++r)
+      for (; next[r] < s.steps[r].size(); ++next[r], progress = true) {
+        const Step& st = s.steps[r][next[r]];
+        const std::string input = "x" + std::to_string(r);
+        std::string& mine = acc[r][st.segment];
+        const std::string own = st.buffer == Buffer::Input ? input : mine;
+        const auto found = staged.find({st.peer, st.slot});
+        if (st.kind == StepKind::Copy) {
+          mine = input;
+        } else if (st.kind == StepKind::Stage) {
+          REQUIRE_FALSE(own.empty());
+          staged[{r, st.slot}] = own;
+        } else if (st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) {
+          if (found == staged.end()) break;  // not staged yet: the next rank's turn
+          if (st.kind == StepKind::Fetch) {
+            mine = found->second;
+          } else {
+            REQUIRE_FALSE(own.empty());
+            mine = st.incoming_is_left ? "(" + found->second + "." + own + ")" : "(" + own + "." + found->second + ")";
+          }
+        } else {
+          FAIL("not a staged step: " << describe(st));
+        }
+      }
+  }
+  for (int r = 0; r < s.nranks; ++r) REQUIRE(next[r] == s.steps[r].size());  // else stuck
+  return acc;
+}
+
+std::string without_parentheses(std::string text) {
+  text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == '(' || c == ')'; }), text.end());
+  return text;
+}
+
+}  // namespace
+
+// The same expression on every rank is the same bits on every rank, whatever the
+// rounding; its operands in rank order is what a non-commutative operation needs.
+TEST_CASE("Staged allreduces: every rank computes the same expression, its operands in rank order", "[allreduce]") {
+  int checked = 0;
+  for (const Algorithm& a : algorithms()) {
+    if (a.collective != Collective::Allreduce || !a.staged) continue;
+    for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16})
+      for (bool commutative : {true, false})
+        for (std::int64_t count : {std::int64_t{1}, std::int64_t{7}, std::int64_t{300000}}) {
+          CAPTURE(a.name, p, commutative, count);
+          const Problem problem = with_staging_ring(
+              make_problem(Collective::Allreduce, p, 0, count, 4, commutative, 0, default_model()));
+          Schedule s;
+          try {
+            s = a.plan(problem);
+          } catch (const PlanError&) {
+            continue;  // (shm-reduce-scatter-allgather: fewer elements than ranks)
+          }
+          const auto acc = evaluate_staged(s);
+          std::string rank_order = "x0";
+          for (int r = 1; r < p; ++r) rank_order += ".x" + std::to_string(r);
+          for (std::size_t g = 0; g < s.segments.size(); ++g)
+            for (int r = 0; r < p; ++r) {
+              CHECK(acc[r][g] == acc[0][g]);
+              CHECK(without_parentheses(acc[r][g]) == rank_order);
+            }
+          ++checked;
+        }
+  }
+  CHECK(checked > 150);
+}
+
+TEST_CASE("shm-recursive-doubling: one hand-over each way on two ranks, MPICH's fold, views of each rank",
+          "[allreduce]") {
+  for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 12, 13})
+    for (bool commutative : {true, false})
+      for (std::int64_t count : {std::int64_t{1}, std::int64_t{100}, std::int64_t{300000}}) {
+        CAPTURE(p, commutative, count);
+        const Problem problem = with_staging_ring(
+            make_problem(Collective::Allreduce, p, 0, count, 4, commutative, 0, default_model()));
+        const Schedule s = plan_with("shm-recursive-doubling", problem);
+        CHECK_FALSE(s.commutative);  // rank order always
+        const Validation v = validate(s);
+        INFO(v.summary());
+        CHECK(v.ok);
+        CHECK(simulate(s, default_model()).ok);
+        const std::int64_t nseg = static_cast<std::int64_t>(s.segments.size());
+        const std::int64_t chunk = find_algorithm(Collective::Allreduce, "shm-recursive-doubling")->cut_segment_bytes(problem);
+        CHECK(nseg == (count * 4 + chunk - 1) / chunk);  // whole entries' worth, as the other staged reductions
+        const Fold fold(p);
+        for (int r = 0; r < p; ++r) {
+          std::int64_t stages = 0, combines = 0, fetches = 0;
+          for (const Step& st : s.steps[r]) {
+            stages += st.kind == StepKind::Stage;
+            combines += st.kind == StepKind::FetchReduce;
+            fetches += st.kind == StepKind::Fetch;
+          }
+          const bool folds = r < 2 * fold.rem;
+          if (fold.id(r) < 0) {  // folded away: stages its input, copies the result out
+            CHECK(stages == nseg);
+            CHECK(combines == 0);
+            CHECK(fetches == nseg);
+          } else {
+            CHECK(stages == nseg * (fold.rounds() + (folds ? 1 : 0)));
+            CHECK(combines == nseg * (fold.rounds() + (folds ? 1 : 0)));
+            CHECK(fetches == 0);
+          }
+          const Schedule view = find_algorithm(Collective::Allreduce, "shm-recursive-doubling")->view(problem, r);
+          CHECK(view.steps == project(s, r).steps);
+          CHECK(view.staging_entries == s.staging_entries);
+        }
+      }
+  // Without a ring over all its ranks it declines.
+  CHECK_THROWS_AS(plan_with("shm-recursive-doubling",
+                            make_problem(Collective::Allreduce, 4, 0, 100, 4, true, 0, default_model())),
+                  PlanError);
 }
 
 TEST_CASE("Allreduce compositions: pipelined, the broadcast of a segment overlaps the reduction of the next",
