@@ -204,6 +204,15 @@ bool predefined_op(MPI_Op op) {
   return op == MPI_OP_NULL;  // a broadcast has none
 }
 
+// The operations MPI_Reduce and MPI_Allreduce define (not MPI_REPLACE and MPI_NO_OP,
+// which only one-sided calls take).
+bool predefined_reduction_op(MPI_Op op) {
+  for (MPI_Op o : {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR,
+                   MPI_MINLOC, MPI_MAXLOC})
+    if (op == o) return true;
+  return false;
+}
+
 NativeShortcuts& shortcuts_of(planner::Collective collective) { return shortcuts[static_cast<int>(collective)]; }
 
 // After a call its plan ran natively for being cheap (CANOPY_AUTO_NATIVE_BELOW), its
@@ -454,8 +463,10 @@ bool describe_reduction(MPI_Datatype datatype, MPI_Op op, int count, DatatypeLay
     why = FallbackReason::UnsupportedDatatype;
     return false;
   }
+  // MPI assumes every predefined reduction operation commutative (the standard's
+  // MPI_REDUCE): no need to ask MPI on every call (20-30 ns, Open MPI).
   int commutes = 1;
-  if (PMPI_Op_commutative(op, &commutes) != MPI_SUCCESS) {
+  if (!predefined_reduction_op(op) && PMPI_Op_commutative(op, &commutes) != MPI_SUCCESS) {
     why = FallbackReason::OpQueryFailed;
     return false;
   }

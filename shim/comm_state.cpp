@@ -120,10 +120,24 @@ CommState* CommState::of(MPI_Comm comm, FallbackReason* why) {
   };
   if (!rt.active) return none(FallbackReason::Disabled);
   if (comm == MPI_COMM_NULL) return none(FallbackReason::InvalidArgument);
+  // The state found last, while no state has been freed since (a freed communicator's
+  // handle may come back for another): the attribute's lookup is a hash table's in Open
+  // MPI, 30-50 ns of a 0.3-0.6 us two-rank allreduce of 8 B. Not with concurrent calls
+  // (one process-wide entry).
+  static struct {
+    MPI_Comm comm = MPI_COMM_NULL;
+    CommState* state = nullptr;
+    std::uint64_t generation = 0;
+  } last;
+  const bool remember = !rt.concurrent_calls();
+  if (remember && last.comm == comm && last.generation == generation()) return last.state;
   void* value = nullptr;
   int found = 0;
   if (PMPI_Comm_get_attr(comm, rt.keyval, &value, &found) != MPI_SUCCESS) return none(FallbackReason::InvalidArgument);
-  if (found) return static_cast<CommState*>(value);
+  if (found) {
+    if (remember) last = {comm, static_cast<CommState*>(value), generation()};
+    return static_cast<CommState*>(value);
+  }
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) return none(FallbackReason::Intercommunicator);

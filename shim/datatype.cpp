@@ -1,8 +1,10 @@
 #include "shim/datatype.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
+#include <mutex>
 
 namespace canopy::shim {
 
@@ -46,7 +48,49 @@ bool built_in_memory_order(MPI_Datatype type) {
 
 }  // namespace
 
+namespace {
+
+// The layouts of the first predefined types described: a predefined handle always names
+// the same type (none can be freed), so its layout, once asked of MPI, holds for the
+// job. Decision: describing a type asks MPI four times (size, extent, true extent,
+// envelope), 40-60 ns of a 0.3-0.6 us two-rank allreduce of 8 B on Open MPI (perf, 2
+// ranks), on every call; a program passes one or a few types. Entries are only ever
+// appended, each published by the count (readers take no lock; writers, on a miss, one).
+struct PredefinedLayouts {
+  static constexpr int kEntries = 16;
+  DatatypeLayout entries[kEntries];
+  std::atomic<int> count{0};
+  std::mutex adding;
+
+  bool find(MPI_Datatype type, DatatypeLayout& out) const {
+    const int n = count.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i)
+      if (entries[i].type == type) {
+        out = entries[i];
+        return true;
+      }
+    return false;
+  }
+  void add(const DatatypeLayout& layout) {
+    std::lock_guard<std::mutex> hold(adding);
+    const int n = count.load(std::memory_order_relaxed);
+    if (n == kEntries) return;  // full: later types ask MPI each time
+    for (int i = 0; i < n; ++i)
+      if (entries[i].type == layout.type) return;
+    entries[n] = layout;
+    count.store(n + 1, std::memory_order_release);
+  }
+};
+
+PredefinedLayouts& predefined_layouts() {
+  static PredefinedLayouts layouts;
+  return layouts;
+}
+
+}  // namespace
+
 bool describe_datatype(MPI_Datatype type, DatatypeLayout& out) {
+  if (predefined_layouts().find(type, out)) return true;
   MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS) return false;
   if (PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS) return false;
@@ -62,6 +106,7 @@ bool describe_datatype(MPI_Datatype type, DatatypeLayout& out) {
   // message with (MPI matches signatures, and here signature order is memory order).
   // size == extent rules out padding (MPI_DOUBLE_INT has some).
   out.dense = size == extent && lb == 0 && true_lb == 0 && true_extent == extent && built_in_memory_order(type);
+  if (is_predefined(type)) predefined_layouts().add(out);
   return true;
 }
 
