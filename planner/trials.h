@@ -149,6 +149,25 @@ struct TrialSettings {
 // never meet one.
 constexpr long kMinRecheckCalls = 1024;
 
+// The calls native MPI runs before the trials of a cheap size class (one priced under
+// CANOPY_AUTO_NATIVE_BELOW) whose ring exists already (TrialSettings::native_first_calls),
+// by the model's price of its best schedule: kWarmNativeFirstCalls under
+// kMidCallSeconds, kWarmMidNativeFirstCalls from there. Native MPI's first calls of a
+// size are slow: for hundreds of calls at the shortest (2 ranks, right after 1 MiB
+// calls: Open MPI's 8 B reduce 7.8 us a call over the first 16, 0.28 over 1024, 0.11
+// warm; MPICH's 4 KiB bcast 10.4, 1.0 and 0.36-0.58), and trials among those chose the
+// ring where warm native is faster. Decision: of a fresh 16 KiB allreduce on 2 ranks,
+// native's calls averaged 25-29 us over the first 32, 7.3-9.8 over the next 32 and
+// 4.4-6.7 after (MPICH 4.0.2; Open MPI 4.1.4: 16-18, 10.5-11.0, then 9.7-10.6), and 256
+// first calls put its trials beyond OSU's 110 calls of that size, where the ring's
+// schedule runs in 3.7 us against MPICH's 5.4 (medians, the same processes).
+constexpr int kWarmNativeFirstCalls = 256;
+constexpr int kWarmMidNativeFirstCalls = 64;
+constexpr double kMidCallSeconds = 2e-6;
+constexpr int warm_native_first_calls(double best_price) {
+  return best_price < kMidCallSeconds ? kWarmNativeFirstCalls : kWarmMidNativeFirstCalls;
+}
+
 // Calls per batch for candidates predicted to take `predicted_seconds` a call: enough
 // back-to-back calls to measure microsecond calls, one for calls of a millisecond or
 // more (where one call is long enough and trials are expensive). Where a candidate

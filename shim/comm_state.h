@@ -209,7 +209,7 @@ class CommState {
   bool native_warmed(PlanHandle where);
   // The calls a cheap plan runs natively before it is trialled through the ring: native
   // MPI's first calls of a size are slow for hundreds of calls (make_cached_plan).
-  static constexpr long kWarmNativeCalls = 256;
+  static constexpr long kWarmNativeCalls = planner::kWarmNativeFirstCalls;
   // Whether cheap calls of `collective` are trialled through the ring at all: allreduces
   // only. A cheap reduce or broadcast stays native. Decision, from OSU's osu_reduce and
   // osu_bcast on 2 ranks (MPICH 4.0.2, a barrier after each call), once MPI_COMM_WORLD's

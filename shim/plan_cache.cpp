@@ -223,8 +223,8 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
   Runtime& rt = runtime();
   // A cheap allreduce where the ring exists already (MPI_COMM_WORLD's, made at MPI_Init):
   // its ring schedules are built now, at the class's first call, where its planning is
-  // paid anyway, and native MPI runs the first kWarmNativeCalls calls before the trials
-  // (TrialSettings::native_first_calls), so that the trials cost calls and not a second
+  // paid anyway, and native MPI runs its first calls before the trials (256, or 64 for a
+  // class priced from 2 us: planner::warm_native_first_calls), so that the trials cost calls and not a second
   // planning in the middle of a run of calls. Decision, from OSU's way (2 ranks, MPICH,
   // 8 B, 200 untimed calls and 1000 timed): the plan made again at call 256, as plans
   // kept native for being cheap still are where the ring comes later (CANOPY_RING_AFTER),
@@ -233,6 +233,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
   const bool cheap_ring_first = recipe.ring_ready && !trial_cheap && rt.settings.auto_native_first &&
                                 CommState::ring_trials_cheap(key.collective);
   bool warm_native_first = false;  // a cheap plan trialled through the ring from its first call
+  double cheap_best_price = 0;     // ... and what the model prices its best schedule at
   auto made = std::make_unique<CachedPlan>();
   planner::Problem problem;
   problem.collective = key.collective;
@@ -381,6 +382,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
         learning ? planner::below_trial_threshold(problem, ranked.front(), rt.model, rt.settings.auto_native_below)
                  : best_price < rt.settings.auto_native_below;
     warm_native_first = native_competes && ring_beats_short_path && short_call && !trial_cheap;
+    cheap_best_price = best_price;
     if (native_competes && !ring_beats_short_path && short_call) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
       made->cheap_price = best_price;
@@ -443,7 +445,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // ring: native has run its calls 256 times already.
     if (!trial_cheap && rt.settings.auto_native_first && native_index >= 0) {
       trial.native_first = planner::trial_price(shapes, trial.batches, trial.rounds);
-      if (warm_native_first) trial.native_first_calls = static_cast<int>(CommState::kWarmNativeCalls);
+      if (warm_native_first) trial.native_first_calls = planner::warm_native_first_calls(cheap_best_price);
     } else if (!trial_cheap) trial.native_after = rt.settings.auto_native_after;
     trial.recheck_share = rt.settings.auto_recheck;  // CANOPY_AUTO_RECHECK (planner/trials.h)
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);

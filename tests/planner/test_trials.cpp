@@ -641,6 +641,31 @@ TEST_CASE("Trials: with native_first, slow first native calls pay for the trials
   CHECK_FALSE(none.native_first());
 }
 
+TEST_CASE("Trials: a cheap class priced from 2 us agrees on native's first calls at its 64th, a shorter one at its "
+          "256th",
+          "[trials]") {
+  // Native's calls every one dearer than the trials' price: the rounds begin at the
+  // first agreement, which warm_native_first_calls places.
+  for (const auto& [price, first] : {std::pair{0.5e-6, 256}, std::pair{1.99e-6, 256}, std::pair{2e-6, 64},
+                                     std::pair{3.8e-6, 64}}) {
+    CAPTURE(price);
+    TrialSettings s;
+    s.native_first = TrialPrice{1e-6, {}};
+    s.native_first_calls = warm_native_first_calls(price);
+    Trials t(2, 1, s);
+    int call = 0;
+    while (t.native_first() && call < 1024) {
+      ++call;
+      if (t.record(1e-3)) t.end_round(t.round_means());
+    }
+    CHECK(call == first);
+  }
+  // Both fit OSU's way of timing a size within its calls: 1000 timed calls up to 8 KiB
+  // (priced under 2 us on two ranks), 100 above.
+  CHECK(warm_native_first_calls(1e-6) < 1000);
+  CHECK(warm_native_first_calls(4e-6) < 100);
+}
+
 TEST_CASE("Trials: with native_first_calls, native runs at least that many first calls, agreeing first at the "
           "last of them, even where they paid for the trials at once",
           "[trials]") {
