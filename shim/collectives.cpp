@@ -148,17 +148,18 @@ std::atomic<bool> timing_lookups[planner::kCollectives];
 // Where native MPI was decided, the next call with the same arguments goes straight to
 // it: one comparison of the arguments and a counter instead of the communicator's
 // attribute, the datatype, the plan key and the cache lookup (the bound for
-// interception where native stays: 10 ns a call on one rank). It stands for exactly
-// the lookup it skips: the same plan (the arguments and nothing freed or evicted since:
+// interception where native stays: 10 ns a call on one rank). It stands for exactly the
+// lookup it skips: the same plan (the arguments and nothing freed or evicted since:
 // CommState::generation), touched in the cache as a hit would be, and run for the same
 // reason. Native MPI's calls in trials (its first calls, its batches) take it too, timed
 // and recorded as run_plan would, so that native is measured as it runs once decided.
 // Decision: through the lookups native MPI's calls measured 350-530 ns in trials, 420
 // typical, where the same processes' own MPI_Allreduce took 311 (2 ranks, Open MPI
 // 4.1.4, 8 B, median; the lookups before a call slow the call itself down on this VM),
-// and the ring's schedule won at 378 against 444 and ran 0.78x native after. Only for predefined datatypes and operations (a user's handle could be freed
-// and reused for another type), without CANOPY_VERIFY (its agreement runs every call),
-// and below MPI_THREAD_MULTIPLE (the shortcuts are the process's, not a thread's).
+// and the ring's schedule won at 378 against 444 and ran 0.78x native after. Only for
+// predefined datatypes and operations (a user's handle could be freed and reused for
+// another type), without CANOPY_VERIFY (its agreement runs every call), and below
+// MPI_THREAD_MULTIPLE (the shortcuts are the process's, not a thread's).
 struct NativeShortcut {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Datatype type = MPI_DATATYPE_NULL;

@@ -221,15 +221,16 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
   const bool learning = recipe.learning, staging = recipe.staging, direct = recipe.direct;
   const bool trial_cheap = recipe.trial_cheap;
   Runtime& rt = runtime();
-  // A cheap allreduce where the ring exists already (MPI_COMM_WORLD's, made at MPI_Init):
-  // its ring schedules are built now, at the class's first call, where its planning is
-  // paid anyway, and native MPI runs its first calls before the trials (256, or 64 for a
-  // class priced from 2 us: planner::warm_native_first_calls), so that the trials cost calls and not a second
-  // planning in the middle of a run of calls. Decision, from OSU's way (2 ranks, MPICH,
-  // 8 B, 200 untimed calls and 1000 timed): the plan made again at call 256, as plans
-  // kept native for being cheap still are where the ring comes later (CANOPY_RING_AFTER),
-  // took 300-420 us in one call (pricing 80-170 us, building the ring's candidates the
-  // rest), most of what made the row 0.56x native.
+  // A cheap allreduce where the ring exists already (MPI_COMM_WORLD's, made at
+  // MPI_Init): its ring schedules are built now, at the class's first call, where its
+  // planning is paid anyway, and native MPI runs its first calls before the trials (256,
+  // or 64 for a class priced from 2 us: planner::warm_native_first_calls), so that the
+  // trials cost calls and not a second planning in the middle of a run of calls.
+  // Decision, from OSU's way (2 ranks, MPICH, 8 B, 200 untimed calls and 1000 timed):
+  // the plan made again at call 256, as plans kept native for being cheap still are
+  // where the ring comes later (CANOPY_RING_AFTER), took 300-420 us in one call (pricing
+  // 80-170 us, building the ring's candidates the rest), most of what made the row 0.56x
+  // native.
   const bool cheap_ring_first = recipe.ring_ready && !trial_cheap && rt.settings.auto_native_first &&
                                 CommState::ring_trials_cheap(key.collective);
   bool warm_native_first = false;  // a cheap plan trialled through the ring from its first call
