@@ -138,12 +138,17 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
     // cost what the trials are priced at, on the slowest rank.
     const int calls = plan.trials.native_first_calls();
     plan.trials.end_round(agreed);
+    const std::string first = calls == 1 ? std::string("call") : fmt::format("{} calls", calls);
     if (rank_ == 0 && !plan.trials.native_first())
       rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), "
                    "as much as the trials are priced to cost beyond it: the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
-                   planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key),
-                   calls == 1 ? std::string("call") : fmt::format("{} calls", calls),
+                   planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
                    planner::format_seconds(agreed.front()));
+    else if (rank_ == 0)
+      rt.log->debug("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), less than the "
+                    "trials are priced to cost beyond it: native MPI runs on (CANOPY_AUTO_NATIVE_FIRST)",
+                    planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
+                    planner::format_seconds(agreed.front()));
     return;
   }
   if (rank_ == 0 && rt.log->should_log(spdlog::level::debug)) {
