@@ -10,7 +10,9 @@
  * the staged allreduce (shm-reduce-scatter-allgather), where each rank fills a ring
  * of its own and empties the other's: it stages the half of its input the other owns,
  * combines its own half with the other's staged half into its output, stages that
- * result, and copies the other's result out. Earlier
+ * result, and copies the other's result out; and the 2-rank allreduce of
+ * shm-recursive-doubling, where each rank stages its whole input once into its ring and
+ * combines the other's staged input with its own into its output. Earlier
  * sessions measured these with throwaway programs whenever a target looked out of
  * reach (docs/performance-history.md, section 7); this program is that measurement, kept, so
  * that a target can be judged on any machine before Canopy is tuned for it: where the
@@ -51,7 +53,7 @@ static void usage(FILE* out) {
           "preloaded). Rank 0 prints, per size:\n"
           "  FLOOR <bytes> memcpy <us> combine <us> reference <us> ring-reduce <us>\n"
           "        ring-bcast <us> direct-bcast <us> MPI_Reduce <us> MPI_Bcast <us>\n"
-          "        ring-allreduce <us> MPI_Allreduce <us>\n"
+          "        ring-allreduce <us> MPI_Allreduce <us> pair-allreduce <us>\n"
           "    memcpy        one local copy of the message (rank 0)\n"
           "    combine       out = a + b over local data, one pass (rank 0)\n"
           "    reference     one memcpy plus one MPI_Reduce_local (rank 0): a 2-rank reduce's\n"
@@ -70,12 +72,17 @@ static void usage(FILE* out) {
           "                  and copies the other's result out of the other's ring; chunk\n"
           "                  by chunk, pipelined; '-' with fewer than 4 entries\n"
           "    MPI_Allreduce the MPI's own\n"
+          "    pair-allreduce  Canopy's shm-recursive-doubling on 2 ranks: each rank stages its\n"
+          "                  input into a ring of its own, chunk by chunk, and combines the\n"
+          "                  other's staged chunk with its own into its output (rank 0's\n"
+          "                  operand first on both)\n"
           "  RATIO <bytes> ring-reduce/reference <r> MPI_Bcast/best-bcast <r>\n"
-          "        MPI_Allreduce/ring-allreduce <r>\n"
+          "        MPI_Allreduce/ring-allreduce <r> MPI_Allreduce/pair-allreduce <r>\n"
           "    the reduce's floor against the reference (issue 15 asks a reduce for 0.8 or\n"
           "    less), how much faster than the MPI a broadcast of these shapes can be\n"
           "    (issue 15 asks 1.5x), and an allreduce of this shape (an MPI_Allreduce\n"
-          "    issue asks Canopy 1.1x from 512 KiB, within 10%% of the bare shape)\n"
+          "    issue asks Canopy 1.1x from 512 KiB, within 10%% of the bare shape), and the\n"
+          "    same for the pair's shape\n"
           "and finally CHECK OK (or CHECK FAILED and exit status 1).\n"
           "\n"
           "  --sizes B,...    message sizes in bytes, multiples of 64 (default 65536,262144,\n"
@@ -274,6 +281,30 @@ static void ring_allreduce(Ring* own, Ring* other, int rank, const char* in, cha
   own->chunks = other->chunks = base + 2 * (uint64_t)rounds;
 }
 
+/* The 2-rank allreduce of Canopy's shm-recursive-doubling (one round: planner/
+ * algorithms/shm_recursive_doubling.cpp), bare: chunk by chunk, each rank stages its
+ * input into its own ring, then combines the other's staged chunk with its own input
+ * into its output, rank 0's operand on the left on both ranks (the same bits on both),
+ * and frees the other's entry. A stage waits only for the other's read of the entry's
+ * previous use, which comes right after the other's own stage of that round: any
+ * number of entries works. `delay_us` (check only): a sleep before each stage, so that
+ * the other's reads must wait for them. */
+static void pair_allreduce(Ring* own, Ring* other, int rank, const char* in, char* out, long bytes, unsigned delay_us) {
+  const long chunk = own->chunk;
+  const uint64_t base = own->chunks;
+  uint64_t s = base;
+  for (long off = 0; off < bytes; off += chunk, ++s) {
+    const long len = bytes - off < chunk ? bytes - off : chunk;
+    if (delay_us) usleep(delay_us);
+    ring_stage(own, s, in + off, len);
+    const double* theirs = (const double*)ring_claim(other, s);
+    const double* mine = (const double*)(in + off);
+    combine((double*)(out + off), rank == 0 ? mine : theirs, rank == 0 ? theirs : mine, len / 8, 0);
+    ring_release(other, s);
+  }
+  own->chunks = other->chunks = s;
+}
+
 static void ring_clear(Ring* r) {
   for (int e = 0; e < r->entries; ++e) {
     atomic_store(&r->ready[e].value, 0);
@@ -312,6 +343,7 @@ typedef enum {
   /* After the others, so that the FLOOR line's fields before them stay where they were. */
   kRingAllreduce,
   kMpiAllreduce,
+  kPairAllreduce,
   kShapes
 } Shape;
 
@@ -374,6 +406,10 @@ static int one_call(Shape shape, Bench* b, Rings* rings, long bytes) {
       return 0;
     case kMpiAllreduce:
       MPI_Allreduce(b->a, b->out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      return 0;
+    case kPairAllreduce:
+      pair_allreduce(&rings->all[b->rank], &rings->all[1 - b->rank], b->rank, (const char*)b->a, (char*)b->out, bytes,
+                     b->result_delay_us);
       return 0;
     case kShapes:
       break;
@@ -457,6 +493,17 @@ static long check(Bench* b, Rings* r, long bytes, int direct, int allreduce) {
     if (b->rank == late) usleep(2000);
     b->result_delay_us = b->rank == late ? 100 : 0;
     one_call(kRingAllreduce, b, r, bytes);
+    b->result_delay_us = 0;
+    for (long i = 0; i < n; ++i) wrong += b->out[i] != (double)(3 + 2 * (i % 7));
+  }
+  /* The pair's allreduce, likewise: each rank once the late one, sleeping before each
+   * stage so that the other's reads must wait for them. */
+  for (int late = 1; late >= 0; --late) {
+    for (long i = 0; i < n; ++i) b->out[i] = -1.0;
+    ring_poison(r, b->rank);
+    if (b->rank == late) usleep(2000);
+    b->result_delay_us = b->rank == late ? 100 : 0;
+    one_call(kPairAllreduce, b, r, bytes);
     b->result_delay_us = 0;
     for (long i = 0; i < n; ++i) wrong += b->out[i] != (double)(3 + 2 * (i % 7));
   }
@@ -621,7 +668,8 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   static const char* names[kShapes] = {"memcpy",     "combine",   "reference",      "ring-reduce",  "ring-bcast",
-                                       "direct-bcast", "MPI_Reduce", "MPI_Bcast", "ring-allreduce", "MPI_Allreduce"};
+                                       "direct-bcast", "MPI_Reduce", "MPI_Bcast", "ring-allreduce", "MPI_Allreduce",
+                                       "pair-allreduce"};
   /* The bare allreduce's order needs 4 entries (ring_allreduce); Canopy plans it on no
    * fewer. */
   const int allreduce_ok = o.entries >= 4;
@@ -645,8 +693,9 @@ int main(int argc, char** argv) {
       const double best_bcast = us[kDirectBcast] > 0 && us[kDirectBcast] < us[kRingBcast] ? us[kDirectBcast] : us[kRingBcast];
       printf("\nRATIO %ld ring-reduce/reference %.2f MPI_Bcast/best-bcast %.2f", bytes, us[kRingReduce] / us[kReference],
              us[kMpiBcast] / best_bcast);
-      if (us[kRingAllreduce] < 0) printf(" MPI_Allreduce/ring-allreduce -\n");
-      else printf(" MPI_Allreduce/ring-allreduce %.2f\n", us[kMpiAllreduce] / us[kRingAllreduce]);
+      if (us[kRingAllreduce] < 0) printf(" MPI_Allreduce/ring-allreduce -");
+      else printf(" MPI_Allreduce/ring-allreduce %.2f", us[kMpiAllreduce] / us[kRingAllreduce]);
+      printf(" MPI_Allreduce/pair-allreduce %.2f\n", us[kMpiAllreduce] / us[kPairAllreduce]);
       fflush(stdout);
     }
   }
