@@ -116,7 +116,9 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
   } catch (const PlanError& e) {
     // An algorithm may decline a problem (e.g. it cannot keep rank order for a
     // non-commutative operation); the others still compete.
-    why = std::string(a.name) + ": " + e.what();
+    // (Most errors already begin with the algorithm's name: not said twice.)
+    const std::string what = e.what(), name(a.name);
+    why = what.rfind(name + ":", 0) == 0 ? what : name + ": " + what;
     return false;
   }
 }
