@@ -459,6 +459,23 @@ static void ring_poison(Rings* r, int rank) {
   ring_reset(r, rank);
 }
 
+/* One bare allreduce of `shape` checked twice, each rank once the late one (check says
+ * why); returns the wrong elements. */
+static long check_allreduce(Shape shape, Bench* b, Rings* r, long bytes) {
+  const long n = bytes / 8;
+  long wrong = 0;
+  for (int late = 1; late >= 0; --late) {
+    for (long i = 0; i < n; ++i) b->out[i] = -1.0;
+    ring_poison(r, b->rank);
+    if (b->rank == late) usleep(2000);
+    b->result_delay_us = b->rank == late ? 100 : 0;
+    one_call(shape, b, r, bytes);
+    b->result_delay_us = 0;
+    for (long i = 0; i < n; ++i) wrong += b->out[i] != (double)(3 + 2 * (i % 7));
+  }
+  return wrong;
+}
+
 /* Checks one bare reduce and one bare broadcast of `bytes` (and a direct one where the
  * kernel allows it, and the bare allreduce where `allreduce`) against what each rank
  * computes; returns the wrong elements. */
@@ -480,33 +497,16 @@ static long check(Bench* b, Rings* r, long bytes, int direct, int allreduce) {
     if (b->rank == 1)
       for (long i = 0; i < n; ++i) wrong += b->out[i] != (double)(i % 11);
   }
-  /* The allreduce: every element on both ranks, twice, each rank once the late one:
+  /* The allreduces: every element on both ranks, twice, each rank once the late one:
    * it starts late, so that the other's reads of operands must wait for them, and
-   * sleeps before staging each result, so that the other's reads of results must too
-   * (otherwise the next round's operand, staged after the result, waits for it, all
-   * but the last). A writer that did not wait for a free entry the check cannot catch
-   * from 4 entries up: the reads of the schedule's order already free each entry
-   * before its next stage. The inputs are those of the reduce above. */
-  for (int late = 1; allreduce && late >= 0; --late) {
-    for (long i = 0; i < n; ++i) b->out[i] = -1.0;
-    ring_poison(r, b->rank);
-    if (b->rank == late) usleep(2000);
-    b->result_delay_us = b->rank == late ? 100 : 0;
-    one_call(kRingAllreduce, b, r, bytes);
-    b->result_delay_us = 0;
-    for (long i = 0; i < n; ++i) wrong += b->out[i] != (double)(3 + 2 * (i % 7));
-  }
-  /* The pair's allreduce, likewise: each rank once the late one, sleeping before each
-   * stage so that the other's reads must wait for them. */
-  for (int late = 1; late >= 0; --late) {
-    for (long i = 0; i < n; ++i) b->out[i] = -1.0;
-    ring_poison(r, b->rank);
-    if (b->rank == late) usleep(2000);
-    b->result_delay_us = b->rank == late ? 100 : 0;
-    one_call(kPairAllreduce, b, r, bytes);
-    b->result_delay_us = 0;
-    for (long i = 0; i < n; ++i) wrong += b->out[i] != (double)(3 + 2 * (i % 7));
-  }
+   * sleeps before staging each result (the pair: each stage), so that the other's
+   * reads of results must too (otherwise the next round's operand, staged after the
+   * result, waits for it, all but the last). A writer that did not wait for a free
+   * entry the check cannot catch from 4 entries up: the reads of the schedule's order
+   * already free each entry before its next stage. The inputs are those of the reduce
+   * above. */
+  if (allreduce) wrong += check_allreduce(kRingAllreduce, b, r, bytes);
+  wrong += check_allreduce(kPairAllreduce, b, r, bytes);
   return wrong;
 }
 
