@@ -202,4 +202,56 @@ std::vector<int> split_unequal_clusters(const Matrix& d, const std::vector<int>&
   return out;
 }
 
+std::vector<int> next_representatives(const Matrix& d, const std::vector<int>& representatives, double rho) {
+  const std::vector<int> clusters = split_unequal_clusters(d, lowekamp_clusters(d, rho), rho);  // checks the input
+  const int n = static_cast<int>(d.size());
+  const int count = n ? *std::max_element(clusters.begin(), clusters.end()) + 1 : 0;
+  std::vector<std::vector<int>> held(count);  // the representatives of each cluster
+  for (int r : representatives) {
+    if (r < 0 || r >= n)
+      throw std::invalid_argument("clustering: representative " + std::to_string(r) + " is not a node of " +
+                                  std::to_string(n));
+    held[clusters[r]].push_back(r);
+  }
+  std::vector<int> next;
+  // A second opinion: a node measured only against representatives knows only those
+  // edges, so Lowekamp's test against its shortest edge is as lax as its nearest
+  // representative is far. A cluster grown around one representative may so hold
+  // nodes of a neighbouring cluster (004's two Orsay clusters, 47.6 and 47.9 us inside,
+  // 62.1 between, merged where the first representative was in the second: 62.1 is
+  // within 30% of its 47.9 and was the first's only edge). Its member farthest from
+  // that representative becomes one too: the nodes' edges to it show the neighbours
+  // their shorter edges, and a cluster that is whole is confirmed. (A cluster of two
+  // has no pair of nodes left unmeasured.)
+  std::vector<int> size(count, 0);
+  for (int c : clusters) ++size[c];
+  for (int c = 0; c < count; ++c) {
+    if (held[c].size() != 1 || size[c] < 3) continue;
+    const int r = held[c][0];
+    int farthest = -1;
+    for (int a = 0; a < n; ++a)
+      if (clusters[a] == c && a != r && (farthest < 0 || edge_weight(d, a, r) > edge_weight(d, farthest, r)))
+        farthest = a;
+    if (farthest >= 0) next.push_back(farthest);
+  }
+  // Alike: within (1 + rho) of each other from every representative that measured both.
+  const auto alike = [&](int a, int b) {
+    for (int r : representatives) {
+      const double x = edge_weight(d, a, r), y = edge_weight(d, b, r);
+      if (r == a || r == b || x == kNoEdge || y == kNoEdge) continue;
+      if (std::max(x, y) > (1 + rho) * std::min(x, y)) return false;
+    }
+    return true;
+  };
+  const std::size_t seconds = next.size();
+  for (int a = 0; a < n; ++a) {
+    if (!held[clusters[a]].empty()) continue;
+    if (std::none_of(next.begin() + static_cast<std::ptrdiff_t>(seconds), next.end(),
+                     [&](int b) { return alike(a, b); }))
+      next.push_back(a);
+  }
+  std::sort(next.begin(), next.end());
+  return next;
+}
+
 }  // namespace canopy::planner

@@ -279,3 +279,123 @@ TEST_CASE("Split: bad input is named", "[cluster]") {
   CHECK_THROWS_WITH(split_unequal_clusters({{0, 1}, {1, 0}}, {0}, 0.2), Catch::Contains("1 cluster labels for 2 nodes"));
   CHECK_THROWS_WITH(split_unequal_clusters({{0, 1}, {1, 0}}, {0, 0}, 0), Catch::Contains("rho"));
 }
+
+namespace {
+
+// What shim/topology_probe.cpp does with more nodes than it probes pairwise, with
+// `full` standing for the network: round by round, every node's distance to each of
+// the round's representatives (both directions) is "measured", then
+// next_representatives names the next round's; the clusters are Lowekamp's, then
+// split, of what was measured.
+struct Probed {
+  std::vector<int> clusters;
+  int rounds = 0;
+  int distances = 0;  // node pairs measured
+  int representatives = 0;
+};
+
+Probed probe_by_representatives(const Matrix& full, double rho) {
+  const int n = static_cast<int>(full.size());
+  Matrix d(n, std::vector<double>(n, 0));
+  Probed out;
+  std::vector<int> all;
+  for (std::vector<int> round{0}; !round.empty(); round = next_representatives(d, all, rho)) {
+    ++out.rounds;
+    for (int r : round) {
+      for (int x = 0; x < n; ++x) {
+        if (x == r || d[x][r] > 0) continue;  // two representatives of one round: measured once
+        d[x][r] = full[x][r];
+        d[r][x] = full[r][x];
+        ++out.distances;
+      }
+      all.push_back(r);
+    }
+  }
+  out.representatives = static_cast<int>(all.size());
+  out.clusters = split_unequal_clusters(d, lowekamp_clusters(d, rho), rho);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Representatives: Table 4's six clusters from 10 x 88 distances instead of 88 x 87 / 2", "[cluster]") {
+  const std::vector<int> site = table4_sites();
+  const int n = static_cast<int>(site.size());
+  const Probed in_order = probe_by_representatives(table4_matrix(site), 0.30);
+  CHECK(in_order.clusters == site);
+  // A representative in each cluster and a second opinion in each of 3 nodes or more.
+  CHECK(in_order.representatives == 6 + 4);
+  CHECK(in_order.rounds <= 6);
+  CHECK(in_order.distances <= 10 * n);
+  // Whatever the order of the nodes (the sites' ranks interleaved), and with +-3% noise.
+  for (std::uint64_t seed : {21, 22, 23, 24}) {
+    INFO("seed " << seed);
+    Random random(seed);
+    const std::vector<int> perm = permutation(n, random);
+    Matrix d = permuted(table4_matrix(site), perm);
+    if (seed % 2 == 0)
+      for (auto& row : d)
+        for (double& v : row) v *= random.uniform(0.97, 1.03);
+    std::vector<int> expected;
+    for (int old : perm) expected.push_back(site[old]);
+    const Probed p = probe_by_representatives(d, 0.30);
+    CHECK(p.clusters == by_first_node(expected));
+    CHECK(p.representatives <= 2 * 6 + 2);  // a merge undone by a second opinion costs one more
+    CHECK(p.distances <= p.representatives * n);
+  }
+}
+
+TEST_CASE("Representatives: a generated grid of 24 sites, ranks round-robin, as the whole matrix clusters it", "[cluster]") {
+  // 24 sites of 2-12 nodes; inside a site 20-60 us, between sites 2-15 ms (one figure
+  // per pair of sites, both directions), nodes dealt round-robin over the sites.
+  Random random(31);
+  constexpr int kGridSites = 24;
+  std::vector<int> nodes_of(kGridSites);
+  std::vector<double> inside(kGridSites);
+  int second_opinions = 0;  // sites of 3 nodes or more: their first representative's cluster gets a second
+  for (int s = 0; s < kGridSites; ++s) {
+    nodes_of[s] = 2 + random.below(11);
+    inside[s] = random.uniform(20e-6, 60e-6);
+    second_opinions += nodes_of[s] >= 3;
+  }
+  std::vector<std::vector<double>> between(kGridSites, std::vector<double>(kGridSites));
+  for (int a = 0; a < kGridSites; ++a)
+    for (int b = a + 1; b < kGridSites; ++b) between[a][b] = between[b][a] = random.uniform(2e-3, 15e-3);
+  std::vector<int> site;
+  for (int left = 1; left;) {
+    left = 0;
+    for (int s = 0; s < kGridSites; ++s)
+      if (nodes_of[s] > 0) {
+        site.push_back(s);
+        left += --nodes_of[s] > 0;
+      }
+  }
+  const int n = static_cast<int>(site.size());
+  Matrix full(n, std::vector<double>(n, 0));
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b)
+      if (a != b) full[a][b] = site[a] == site[b] ? inside[site[a]] : between[site[a]][site[b]];
+  const Probed p = probe_by_representatives(full, 0.30);
+  CHECK(p.clusters == by_first_node(site));
+  CHECK(p.clusters == split_unequal_clusters(full, lowekamp_clusters(full, 0.30), 0.30));
+  CHECK(p.representatives == kGridSites + second_opinions);
+  CHECK(p.distances <= 2 * kGridSites * n);
+  CHECK(p.rounds < kGridSites);  // sites the first representatives already tell apart share a round
+}
+
+TEST_CASE("Representatives: one homogeneous cluster takes two rounds, the second one node's", "[cluster]") {
+  const int n = 64;
+  Matrix full(n, std::vector<double>(n, 2e-6));
+  for (int i = 0; i < n; ++i) full[i][i] = 0;
+  const Probed p = probe_by_representatives(full, 0.30);
+  CHECK(p.clusters == std::vector<int>(n, 0));
+  CHECK(p.rounds == 2);
+  CHECK(p.representatives == 2);
+  CHECK(p.distances == (n - 1) + (n - 2));
+}
+
+TEST_CASE("Representatives: bad input is named", "[cluster]") {
+  CHECK_THROWS_WITH(next_representatives({{0, 1}, {1, 0}}, {2}, 0.3), Catch::Contains("representative 2"));
+  CHECK_THROWS_WITH(next_representatives({{0, 1}, {1, 0}}, {0}, -1), Catch::Contains("rho"));
+  CHECK(next_representatives({{0, 1}, {1, 0}}, {0}, 0.3).empty());
+}
