@@ -30,6 +30,16 @@ int wait_politely(MPI_Request* request, MPI_Status* status) {
   }
 }
 
+int waitany_politely(int count, MPI_Request* requests, int* index, MPI_Status* status) {
+  if (!platform().polling_waits) return PMPI_Waitany(count, requests, index, status);
+  int done = 0;
+  for (int polls = 0;; ++polls) {
+    const int err = PMPI_Testany(count, requests, index, &done, status);
+    if (err != MPI_SUCCESS || done) return err;
+    if (polls >= 8) sched_yield();
+  }
+}
+
 // Canopy's own collectives: nonblocking and waited for politely, or blocking where the
 // platform's nonblocking ones are not worth it (SMPI: shim/platform.h).
 namespace {

@@ -64,6 +64,8 @@ int execute(const planner::Schedule& schedule, const std::vector<planner::Segmen
 
 // Waits for a request without spinning a core flat out; `status` as PMPI_Test's.
 int wait_politely(MPI_Request* request, MPI_Status* status = MPI_STATUS_IGNORE);
+// The same for the first of `count` requests to complete (PMPI_Waitany's arguments).
+int waitany_politely(int count, MPI_Request* requests, int* index, MPI_Status* status = MPI_STATUS_IGNORE);
 
 // The collectives of Canopy's own agreements and probes: the nonblocking forms, waited
 // for with wait_politely (where ranks outnumber cores MPICH's blocking collectives

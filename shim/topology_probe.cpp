@@ -29,7 +29,8 @@ using Pair = std::pair<int, int>;  // two ranks of a communicator: the first pin
 constexpr int kSmall = 8;    // bytes: the latency probe of every link
 constexpr int kRepeats = 5;  // measured round trips per pair and size, at most
 // Nodes measured pairwise at MPI_Init: 120 pairs, under 6 s even on links where each
-// takes its 50 ms (see below), about 0.1 s on a fast network.
+// takes its 50 ms (see below), about 0.1 s on a fast network. More are measured against
+// representatives (measure_by_representatives).
 constexpr int kMaxProbedNodes = 16;
 // A pair stops repeating once its round trips took this long (at least one measured
 // after the warm-up). So the distance matrix of N nodes costs at most about
@@ -79,8 +80,12 @@ void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
 
 // One-way seconds of every pair at every size, as [pair * sizes + size] on rank 0 of
 // `comm` (zeros elsewhere). One pair at a time, a polite barrier between pairs, so no
-// two measurements share a link. Collective over `comm`.
-std::vector<double> measure_pairs(MPI_Comm comm, const std::vector<Pair>& pairs, const std::vector<int>& sizes) {
+// two measurements share a link; or, `at_once`, every rank walks its own pairs in the
+// list's order without barriers, so pairs of different ranks run together (the order
+// is the same on every rank: no two ranks wait for each other in a cycle). Collective
+// over `comm`.
+std::vector<double> measure_pairs(MPI_Comm comm, const std::vector<Pair>& pairs, const std::vector<int>& sizes,
+                                  bool at_once = false) {
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   const std::size_t n = sizes.size();
@@ -95,13 +100,15 @@ std::vector<double> measure_pairs(MPI_Comm comm, const std::vector<Pair>& pairs,
         else echo(comm, a, buffer.data(), sizes[s]);
       }
     }
-    barrier_politely(comm);
+    if (!at_once) barrier_politely(comm);
   }
   if (!mine.empty()) {
     reduce_politely(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, 0, comm);
   }
   return all;
 }
+
+std::string milliseconds(double s);
 
 // `values` from rank 0 of `comm` to all, length first.
 void share_ints(MPI_Comm comm, std::vector<int>& values) {
@@ -110,6 +117,129 @@ void share_ints(MPI_Comm comm, std::vector<int>& values) {
   values.resize(n);
   if (n == 0) return;
   bcast_politely(values.data(), n, MPI_INT, 0, comm);
+}
+
+// More nodes than are probed pairwise: their distances to a few representatives only,
+// round by round (planner::next_representatives says which and why). Decisions:
+// - A round's distances are measured all at once: every node sends 8 bytes to every
+//   representative of the round, which echoes them as they come, kCoarseTrips times
+//   (the first a warm-up, which pays for connecting), and keeps half the best round
+//   trip. One at a time, N nodes against a representative across a 12 ms wide-area
+//   link would take N x 3 x 24 ms (88 nodes: 6 s a round). 8 bytes, not the probe:
+//   latency, as 004 clusters by, and no bandwidth shared by the concurrent echoes.
+// - Echoes queue at the representative (a few microseconds each on a real network):
+//   nothing beside wide-area milliseconds, but as large as the differences inside a
+//   site (004's Table 4: 47.6 against 62.1 us between the two Orsay clusters). So the
+//   pairs found under kNearSeconds are measured again one at a time per
+//   representative (ping(), as the pairwise probing does), and those times stand.
+constexpr int kCoarseTrips = 3;
+constexpr double kNearSeconds = 1e-3;
+// Rounds stop here whatever is left: the nodes no representative reached stay
+// clusters of their own (no edge merges them), which is exact, only less grouped.
+constexpr int kMaxRounds = 32;
+constexpr int kTagCoarse = 3, kTagEcho = 4;
+
+// This rank's one-way seconds to each of `reps` (0 for itself), measured all at once
+// as above; every rank of `comm` takes part. Each echo goes back as its ping arrives
+// and each ping leaves as the last echo arrives, pair by pair: in rounds of "every
+// node pings, then every representative echoes all" a near node's next ping would
+// wait for the farthest node's (the first try: every Orsay node measured 12.2 ms, the
+// IDPOT round trip).
+std::vector<double> coarse_times(MPI_Comm comm, const std::vector<int>& reps) {
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  const int k = static_cast<int>(reps.size());
+  const bool representative = std::find(reps.begin(), reps.end(), rank) != reps.end();
+  std::vector<double> best(k, 0.0), sent(k, 0.0);
+  std::vector<int> echoed(k, 0), to_echo(size, representative ? kCoarseTrips : 0);
+  std::vector<char> in(static_cast<std::size_t>(size + k) * kSmall), out(kSmall, 1);
+  // [0, k): the echo of this rank's ping to reps[j]; [k, k + size): rank q's next ping.
+  std::vector<MPI_Request> requests(k + size, MPI_REQUEST_NULL), sends;
+  const auto ping_rep = [&](int j) {
+    PMPI_Irecv(&in[(size + j) * kSmall], kSmall, MPI_BYTE, reps[j], kTagEcho, comm, &requests[j]);
+    sends.push_back(MPI_REQUEST_NULL);
+    sent[j] = PMPI_Wtime();
+    PMPI_Isend(out.data(), kSmall, MPI_BYTE, reps[j], kTagCoarse, comm, &sends.back());
+  };
+  const auto await_ping = [&](int q) {
+    PMPI_Irecv(&in[q * kSmall], kSmall, MPI_BYTE, q, kTagCoarse, comm, &requests[k + q]);
+  };
+  for (int q = 0; q < size; ++q)
+    if (representative && q != rank) await_ping(q);
+  for (int j = 0; j < k; ++j)
+    if (reps[j] != rank) ping_rep(j);
+  for (;;) {
+    int index = MPI_UNDEFINED;
+    waitany_politely(static_cast<int>(requests.size()), requests.data(), &index);
+    if (index == MPI_UNDEFINED) break;
+    if (index < k) {
+      const double one_way = (PMPI_Wtime() - sent[index]) / 2;
+      if (echoed[index]++ > 0) best[index] = best[index] > 0 ? std::min(best[index], one_way) : one_way;
+      if (echoed[index] < kCoarseTrips) ping_rep(index);
+    } else {
+      const int q = index - k;
+      sends.push_back(MPI_REQUEST_NULL);
+      PMPI_Isend(out.data(), kSmall, MPI_BYTE, q, kTagEcho, comm, &sends.back());
+      if (--to_echo[q] > 0) await_ping(q);
+    }
+  }
+  for (MPI_Request& r : sends) wait(r);
+  return best;
+}
+
+// The distance matrix of the ranks of `comm` (the node leaders) on its rank 0, 0 where
+// not measured, and there the text for the log; collective over `comm`.
+std::vector<std::vector<double>> measure_by_representatives(MPI_Comm comm, double rho, std::string& detail) {
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  std::vector<std::vector<double>> d(rank == 0 ? size : 0, std::vector<double>(size, 0.0));
+  std::vector<int> all, round{0};
+  int rounds = 0;
+  std::size_t near = 0;
+  const double start = PMPI_Wtime();
+  while (!round.empty()) {
+    ++rounds;
+    const int k = static_cast<int>(round.size());
+    const std::vector<double> mine = coarse_times(comm, round);
+    std::vector<double> coarse(rank == 0 ? static_cast<std::size_t>(size) * k : 0);
+    gather_politely(mine.data(), k, MPI_DOUBLE, coarse.data(), 0, comm);
+    std::vector<int> flat;  // the near pairs: representative, node
+    if (rank == 0)
+      for (int j = 0; j < k; ++j)
+        for (int q = 0; q < size; ++q) {
+          const double t = coarse[static_cast<std::size_t>(q) * k + j];
+          if (q == round[j] || t <= 0) continue;
+          d[q][round[j]] = d[round[j]][q] = t;
+          if (t < kNearSeconds) flat.insert(flat.end(), {round[j], q});
+        }
+    share_ints(comm, flat);
+    std::vector<Pair> pairs;
+    for (std::size_t i = 0; i < flat.size(); i += 2) pairs.emplace_back(flat[i], flat[i + 1]);
+    near += pairs.size();
+    const std::vector<double> precise = measure_pairs(comm, pairs, {kSmall}, true);
+    all.insert(all.end(), round.begin(), round.end());
+    round.clear();
+    if (rank == 0) {
+      for (std::size_t p = 0; p < pairs.size(); ++p)
+        if (precise[p] > 0) d[pairs[p].first][pairs[p].second] = d[pairs[p].second][pairs[p].first] = precise[p];
+      if (rounds < kMaxRounds) {
+        try {
+          round = planner::next_representatives(d, all, rho);
+        } catch (const std::invalid_argument&) {
+          // Not expected from measured times: what was measured stands.
+        }
+      }
+    }
+    share_ints(comm, round);
+  }
+  if (rank == 0)
+    detail = std::to_string(size) + " nodes probed against " + std::to_string(all.size()) +
+             " representatives in " + std::to_string(rounds) + " rounds (" +
+             std::to_string(static_cast<std::size_t>(size - 1) * all.size()) + " distances, " +
+             std::to_string(near) + " measured again alone) in " + milliseconds(PMPI_Wtime() - start) + " ms; ";
+  return d;
 }
 
 // The node of every rank of `comm` (a duplicate of MPI_COMM_WORLD), numbered in order
@@ -286,36 +416,39 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   PMPI_Comm_create_group(comm, group, 0, &leaders);
   PMPI_Group_free(&group);
   PMPI_Group_free(&all);
-  // Every pair of nodes, one after the other, is N(N-1)/2 probes: bounded by probing
-  // pairwise only up to kMaxProbedNodes nodes. Beyond, the nodes are taken as one
-  // cluster (an all-zero distance matrix) and only its link is measured: a file
-  // (CANOPY_TOPOLOGY=path) names the clusters of a larger machine.
+  // Every pair of nodes, one after the other, is N(N-1)/2 probes: up to
+  // kMaxProbedNodes nodes they are measured at the probe's size. Beyond, each node's
+  // 8-byte latency to a few representatives (measure_by_representatives), where
+  // Lowekamp's algorithm takes the pairs not measured as missing links.
+  const bool pairwise = N <= kMaxProbedNodes;
   std::vector<Pair> pairs;
-  if (N <= kMaxProbedNodes)
+  if (pairwise)
     for (int i = 0; i < N; ++i)
       for (int j = i + 1; j < N; ++j) pairs.emplace_back(i, j);
   const int probe = static_cast<int>(s.probe_bytes);
-  const std::vector<double> probe_times = measure_pairs(leaders, pairs, {probe});
-  std::vector<std::vector<double>> distance(N, std::vector<double>(N, 0.0));
+  std::vector<std::vector<double>> distance;
+  if (pairwise) {
+    const std::vector<double> probe_times = measure_pairs(leaders, pairs, {probe});
+    distance.assign(rank == 0 ? N : 0, std::vector<double>(N, 0.0));
+    for (std::size_t k = 0; rank == 0 && k < pairs.size(); ++k)
+      distance[pairs[k].first][pairs[k].second] = distance[pairs[k].second][pairs[k].first] = probe_times[k];
+  } else {
+    distance = measure_by_representatives(leaders, s.rho, detail);
+  }
   std::vector<int> cluster;
   if (rank == 0) {
-    for (std::size_t k = 0; k < pairs.size(); ++k)
-      distance[pairs[k].first][pairs[k].second] = distance[pairs[k].second][pairs[k].first] = probe_times[k];
-    if (N > kMaxProbedNodes)
-      detail = std::to_string(N) + " nodes, more than the " + std::to_string(kMaxProbedNodes) +
-               " probed pairwise: taken as one cluster (CANOPY_TOPOLOGY=FILE names the clusters); ";
     try {
       cluster = renumbered(planner::lowekamp_clusters(distance, s.rho));
       const std::vector<int> split = planner::split_unequal_clusters(distance, cluster, s.rho);
       const int before = *std::max_element(cluster.begin(), cluster.end()) + 1;
       const int after = *std::max_element(split.begin(), split.end()) + 1;
       if (after != before)
-        detail = "Lowekamp's " + std::to_string(before) + " clusters split to " + std::to_string(after) +
-                 " (nodes unequally far from other clusters); ";
+        detail += "Lowekamp's " + std::to_string(before) + " clusters split to " + std::to_string(after) +
+                  " (nodes unequally far from other clusters); ";
       cluster = split;
     } catch (const std::invalid_argument& e) {
       // Not expected from measured times; every node its own cluster is still exact.
-      detail = std::string("clustering failed (") + e.what() + "); ";
+      detail += std::string("clustering failed (") + e.what() + "); ";
       cluster.assign(N, 0);
       for (int n = 0; n < N; ++n) cluster[n] = n;
     }
@@ -323,15 +456,24 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   share_ints(leaders, cluster);
   const int C = *std::max_element(cluster.begin(), cluster.end()) + 1;
   // 004 section 4.1.3: one sample per cluster (two of its nodes) and per pair of
-  // clusters (their first nodes), links taken as symmetric: C(C-1)/2 + C at most.
+  // clusters, links taken as symmetric: C(C-1)/2 + C at most. Pairwise, between the
+  // clusters' first nodes, one at a time, at 8 bytes (the probe's time is in the
+  // matrix). With representatives the matrix holds 8-byte times between each node
+  // and the representatives: the 8-byte time of a link is a representative's, and the
+  // probe's size is measured between nodes spread over the clusters' members
+  // (cluster a's (b mod its size)-th with b's (a mod its size)-th), all at once, so
+  // that a cluster of many nodes does not measure its C links one after another.
   std::vector<std::vector<int>> members(C);
   for (int n = 0; n < N; ++n) members[cluster[n]].push_back(n);
+  const auto spread = [&](int c, int other) { return members[c][other % members[c].size()]; };
   std::vector<Pair> links;
   for (int c = 0; c < C; ++c)
     if (members[c].size() >= 2) links.emplace_back(members[c][0], members[c][1]);
   for (int a = 0; a < C; ++a)
-    for (int b = a + 1; b < C; ++b) links.emplace_back(members[a][0], members[b][0]);
-  const std::vector<double> small_times = measure_pairs(leaders, links, {kSmall});
+    for (int b = a + 1; b < C; ++b)
+      links.emplace_back(pairwise ? Pair(members[a][0], members[b][0]) : Pair(spread(a, b), spread(b, a)));
+  const std::vector<double> link_times =
+      pairwise ? measure_pairs(leaders, links, {kSmall}) : measure_pairs(leaders, links, {probe}, true);
   PMPI_Comm_free(&leaders);
   if (rank != 0) return;
 
@@ -341,12 +483,22 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   // A cluster of one node never carries a message between two of its nodes; its own
   // link keeps the base model.
   t.links.assign(static_cast<std::size_t>(C) * C, base);
+  // A representative's 8-byte time to a cluster (every node measured it).
+  const auto small_between = [&](int a, int b) {
+    for (int x : members[a])
+      for (int y : members[b])
+        if (x != y && distance[x][y] > 0) return distance[x][y];
+    return 0.0;
+  };
   for (std::size_t k = 0; k < links.size(); ++k) {
     const auto [x, y] = links[k];
-    const planner::CostModel m = link_model(small_times[k], distance[x][y], probe, base);
+    const planner::CostModel m =
+        pairwise ? link_model(link_times[k], distance[x][y], probe, base)
+                 : link_model(small_between(cluster[x], cluster[y]), link_times[k], probe, base);
     t.links[cluster[x] * C + cluster[y]] = t.links[cluster[y] * C + cluster[x]] = m;
   }
-  detail += "one-way times between nodes (ms, " + std::to_string(probe) + " B): " + matrix_text(distance);
+  if (pairwise) detail += "one-way times between nodes (ms, " + std::to_string(probe) + " B): " + matrix_text(distance);
+  else detail += std::to_string(C) + " clusters";
 }
 
 // CANOPY_TOPOLOGY=FILE: rank 0 reads the file; the links it leaves out are measured
