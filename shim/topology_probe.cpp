@@ -203,20 +203,18 @@ std::vector<std::vector<double>> measure_by_representatives(MPI_Comm comm, doubl
     ++rounds;
     const int k = static_cast<int>(round.size());
     const std::vector<double> mine = coarse_times(comm, round);
-    std::vector<double> coarse(rank == 0 ? static_cast<std::size_t>(size) * k : 0);
-    gather_politely(mine.data(), k, MPI_DOUBLE, coarse.data(), 0, comm);
-    std::vector<int> flat;  // the near pairs: representative, node
-    if (rank == 0)
-      for (int j = 0; j < k; ++j)
-        for (int q = 0; q < size; ++q) {
-          const double t = coarse[static_cast<std::size_t>(q) * k + j];
-          if (q == round[j] || t <= 0) continue;
-          d[q][round[j]] = d[round[j]][q] = t;
-          if (t < kNearSeconds) flat.insert(flat.end(), {round[j], q});
-        }
-    share_ints(comm, flat);
-    std::vector<Pair> pairs;
-    for (std::size_t i = 0; i < flat.size(); i += 2) pairs.emplace_back(flat[i], flat[i + 1]);
+    // Every leader gets every latency and finds the near pairs itself, in the same
+    // order (one collective a round fewer than rank 0 finding and sending them).
+    std::vector<double> coarse(static_cast<std::size_t>(size) * k);
+    allgather_politely(mine.data(), k, MPI_DOUBLE, coarse.data(), comm);
+    std::vector<Pair> pairs;  // representative, node
+    for (int j = 0; j < k; ++j)
+      for (int q = 0; q < size; ++q) {
+        const double t = coarse[static_cast<std::size_t>(q) * k + j];
+        if (q == round[j] || t <= 0) continue;
+        if (rank == 0) d[q][round[j]] = d[round[j]][q] = t;
+        if (t < kNearSeconds) pairs.emplace_back(round[j], q);
+      }
     near += pairs.size();
     const std::vector<double> precise = measure_pairs(comm, pairs, {kSmall}, true);
     all.insert(all.end(), round.begin(), round.end());
@@ -232,7 +230,12 @@ std::vector<std::vector<double>> measure_by_representatives(MPI_Comm comm, doubl
         }
       }
     }
-    share_ints(comm, round);
+    // One broadcast: a round holds at most every node.
+    std::vector<int> sent(static_cast<std::size_t>(size) + 1, 0);
+    sent[0] = static_cast<int>(round.size());
+    std::copy(round.begin(), round.end(), sent.begin() + 1);
+    bcast_politely(sent.data(), size + 1, MPI_INT, 0, comm);
+    round.assign(sent.begin() + 1, sent.begin() + 1 + sent[0]);
   }
   if (rank == 0)
     detail = std::to_string(size) + " nodes probed against " + std::to_string(all.size()) +
@@ -409,13 +412,19 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
     if (node[r] == static_cast<int>(first.size())) first.push_back(r);
   if (first[node[rank]] != rank) return;
   const int N = static_cast<int>(first.size());
-  MPI_Group all = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-  PMPI_Comm_group(comm, &all);
-  PMPI_Group_incl(all, N, first.data(), &group);
-  MPI_Comm leaders = MPI_COMM_NULL;
-  PMPI_Comm_create_group(comm, group, 0, &leaders);
-  PMPI_Group_free(&group);
-  PMPI_Group_free(&all);
+  // Where every rank leads its node (one rank a node), the leaders are `comm` itself,
+  // in the same order: no communicator to make (SMPI's MPI_Comm_create_group took
+  // 1.95 s of simulated time for 004's 88 machines, one rank each).
+  const bool every_rank_leads = N == static_cast<int>(node.size());
+  MPI_Comm leaders = comm;
+  if (!every_rank_leads) {
+    MPI_Group all = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+    PMPI_Comm_group(comm, &all);
+    PMPI_Group_incl(all, N, first.data(), &group);
+    PMPI_Comm_create_group(comm, group, 0, &leaders);
+    PMPI_Group_free(&group);
+    PMPI_Group_free(&all);
+  }
   // Every pair of nodes, one after the other, is N(N-1)/2 probes: up to
   // kMaxProbedNodes nodes they are measured at the probe's size. Beyond, each node's
   // 8-byte latency to a few representatives (measure_by_representatives), where
@@ -474,7 +483,7 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
       links.emplace_back(pairwise ? Pair(members[a][0], members[b][0]) : Pair(spread(a, b), spread(b, a)));
   const std::vector<double> link_times =
       pairwise ? measure_pairs(leaders, links, {kSmall}) : measure_pairs(leaders, links, {probe}, true);
-  PMPI_Comm_free(&leaders);
+  if (!every_rank_leads) PMPI_Comm_free(&leaders);
   if (rank != 0) return;
 
   t.node = node;
@@ -637,9 +646,12 @@ TopologyProbe probe_topology(const config::Settings& s, const planner::CostModel
   if (one_node_auto && machine.packages < 2) return out;
   // A private communicator: no match with the application's messages. Nonblocking, as
   // MPICH's blocking collectives busy-poll (80 ms for a Comm_split_type at 4 ranks on 2
-  // cores, hence the node leader from discover_nodes).
+  // cores, hence the node leader from discover_nodes). Under SMPI MPI_COMM_WORLD itself
+  // (shim/platform.h says why).
   MPI_Comm comm = MPI_COMM_NULL;
-  if (platform().nonblocking_dup) {
+  if (!platform().probe_duplicates_world) {
+    comm = MPI_COMM_WORLD;
+  } else if (platform().nonblocking_dup) {
     MPI_Request dup;
     PMPI_Comm_idup(MPI_COMM_WORLD, &comm, &dup);
     wait(dup);
@@ -672,7 +684,7 @@ TopologyProbe probe_topology(const config::Settings& s, const planner::CostModel
     }
   if (rank == 0) status = error.empty() ? 0 : 1;
   share_text(comm, status, text);
-  PMPI_Comm_free(&comm);
+  if (comm != MPI_COMM_WORLD) PMPI_Comm_free(&comm);
 
   out.source = from_file ? "file" : "measured";
   try {
