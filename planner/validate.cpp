@@ -105,8 +105,9 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
         errors.push_back(where(r, i, st) + ": a fetch-reduce combines with the accumulator or the input");
       const bool uses_slot = st.kind == StepKind::Reduce ||
                              (st.kind == StepKind::Recv && st.buffer == Buffer::Slot);
-      if (uses_slot && (st.slot < 0 || st.slot >= s.slots[r]))
-        errors.push_back(where(r, i, st) + ": slot outside 0.." + std::to_string(s.slots[r] - 1));
+      // (slots[h]: a view holds its rank's count at 0; slots[r] read past its end.)
+      if (uses_slot && (st.slot < 0 || st.slot >= s.slots[h]))
+        errors.push_back(where(r, i, st) + ": slot outside 0.." + std::to_string(s.slots[h] - 1));
       if (st.is_direct()) check_direct_shape(s, r, i, st, errors);
       const bool moves = st.is_message() || st.kind == StepKind::Stage || st.kind == StepKind::Fetch || st.is_direct();
       if (s.collective == Collective::Bcast && !moves)

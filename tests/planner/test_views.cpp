@@ -217,3 +217,54 @@ TEST_CASE("A view holds one rank: the validator and simulator refuse it, JSON an
   CHECK(text.find("rank 3 of 6") != std::string::npos);
   CHECK(text.find("sends to 2") != std::string::npos);  // binomial, root 2: relative 1 sends to relative 0
 }
+
+// check_shape is what the shim runs on a view where the whole schedule is too large to
+// build (plan_cache.cpp, beyond 2^18 steps): it read a receive's slot bound at
+// slots[rank], past the end of a view's one count, so views of ranks above 0 passed or
+// failed with whatever lay there (found under SMPI, which builds views only: some ranks
+// of a 24-rank chain rejected their view, the others ran it, and the job aborted).
+// AddressSanitizer (tools/test-sanitizers.sh) reports the old read outright.
+TEST_CASE("The shape check passes every rank's view of every algorithm that has one", "[views]") {
+  Sweep sweep;
+  for (const Algorithm* a : algorithms_with_views())
+    for (int p : {2, 5, 24, 97})
+      for (std::int64_t segment_bytes : {std::int64_t{0}, std::int64_t{1024}}) {
+        const bool bcast = a->collective == Collective::Bcast;
+        const Problem problem =
+            make_problem(a->collective, p, p / 3, bcast ? 8192 : 1024, bcast ? 1 : 8, true, segment_bytes,
+                         default_model());
+        for (int r = 0; r < p; ++r) {
+          std::vector<std::string> errors;
+          try {
+            const Schedule view = a->view(problem, r);
+            sweep.check(check_shape(view, errors),
+                        label(view) + ", rank " + std::to_string(r) + ": " + (errors.empty() ? "" : errors.front()));
+          } catch (const PlanError&) {
+            break;  // the algorithm declines the problem (every rank alike)
+          }
+        }
+      }
+  INFO(sweep.first);
+  CHECK(sweep.failures == 0);
+}
+
+TEST_CASE("The shape check reads a view's slot count, not its rank's place in a whole schedule", "[views]") {
+  Schedule view;
+  view.collective = Collective::Reduce;
+  view.algorithm = "hand-made";
+  view.nranks = 8;
+  view.root = 0;
+  view.count = 4;
+  view.element_bytes = 8;
+  view.segments = {{0, 4}};
+  view.view_rank = 6;
+  view.steps = {{Step::recv_into_slot(7, 0, 0), Step::reduce(0, 0, false), Step::send(5, 0, Buffer::Accumulator)}};
+  view.slots = {1};
+  std::vector<std::string> errors;
+  CHECK(check_shape(view, errors));
+  view.slots = {0};
+  errors.clear();
+  CHECK_FALSE(check_shape(view, errors));
+  REQUIRE(!errors.empty());
+  CHECK_THAT(errors.front(), Catch::Contains("slot outside 0..-1"));
+}
