@@ -28,6 +28,7 @@
 #include "planner/validate.h"
 #include "shim/comm_state.h"
 #include "shim/executor.h"
+#include "shim/platform.h"
 #include "shim/runtime.h"
 #include "shim/trials_driver.h"
 
@@ -79,7 +80,7 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
   const std::int64_t first = key.exact_count >= 0 ? problem.bytes() : planner::class_first_bytes(key.size_class);
   const std::int64_t last = key.exact_count >= 0 ? problem.bytes() : planner::class_last_bytes(key.size_class);
   Built out;
-  if (planner::whole_steps_of(problem, choice) <= kWholeScheduleSteps) {
+  if (platform().builds_whole_schedules && planner::whole_steps_of(problem, choice) <= kWholeScheduleSteps) {
     planner::Schedule whole = planner::build_schedule(problem, choice);
     if (fault) corrupt(whole);
     const planner::Validation v = planner::validate(whole);

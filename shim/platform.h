@@ -36,6 +36,13 @@ struct Platform {
   // the probe runs on MPI_COMM_WORLD itself, inside MPI_Init, before the application can
   // send anything, and completes every message it sends.
   bool probe_duplicates_world;
+  // Every rank builds, validates and logs each candidate's whole schedule where it has
+  // up to 2^18 steps (shim/plan_cache.cpp), beyond that its own view, shape-checked
+  // (views are proven against whole schedules by tests/planner/test_views.cpp). Under
+  // SMPI the ranks plan one after another in one process, so whole schedules cost p
+  // ranks x (p x segments) steps: views only (256 ranks, 1 MiB reduces with trials: 46
+  // s of wall time with whole schedules, docs/simulation.md).
+  bool builds_whole_schedules;
   // Cross-memory attach (process_vm_readv/writev) between ranks: ranks are processes.
   // SMPI's ranks share one process, and the simulator would not see the copies.
   bool cross_memory_attach;
