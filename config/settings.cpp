@@ -20,8 +20,8 @@ namespace canopy::config {
 namespace {
 
 const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-const char* const kFaults[] = {"none", "planner-error", "invalid-schedule", "shm-unavailable",
-                               "shm-posix-unavailable", "cma-unavailable"};
+const char* const kFaults[] = {"none", "planner-error", "invalid-schedule", "view-rejected-on-rank-1",
+                               "shm-unavailable", "shm-posix-unavailable", "cma-unavailable"};
 const char* const kShmAllowed = "auto, window, posix, off";
 const char* const kCmaAllowed = "auto, on, off";
 const char* const kTopologyAllowed = "auto, none, or a path to a JSON topology file";
@@ -215,6 +215,8 @@ const std::vector<SettingSpec>& setting_specs() {
       {"CANOPY_FAULT", "name", "none", join({std::begin(kFaults), std::end(kFaults)}),
        "Testing only: planner-error makes the planner fail and invalid-schedule corrupts every schedule so "
        "the validator rejects it; either way native MPI runs, with the reason counted and logged. "
+       "view-rejected-on-rank-1 builds every schedule as rank views (as beyond 2^18 steps) and corrupts rank 1's, "
+       "so that its check alone rejects them: the ranks agree on native MPI. "
        "shm-unavailable makes the staging ring's creation fail (CANOPY_SHM), shm-posix-unavailable only its POSIX "
        "shared memory, cma-unavailable the ring's probe of cross-memory attach (CANOPY_CMA)",
        "CANOPY_FAULT=planner-error"},

@@ -270,6 +270,9 @@ class CommState {
   std::list<std::pair<PlanKey, ClassChoices>> class_choices_;
   static constexpr std::size_t kClassChoices = 256;
   ClassChoices* class_choices(const PlanKey& key);
+  // Where `made`'s candidates were views checked by each rank alone: the ranks agree on
+  // them (collective), else `made` becomes native MPI's (plan_cache.cpp says why).
+  void agree_on_views(const PlanKey& key, std::unique_ptr<CachedPlan>& made);
   // Drops the cached plans `drop` says (a changed generation: shortcuts to them go);
   // called where every rank drops alike.
   void drop_plans(const std::function<bool(const PlanKey&, const CachedPlan&)>& drop);

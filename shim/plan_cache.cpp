@@ -71,7 +71,15 @@ struct Built {
   // The whole schedule's steps, where it was built (every rank has them alike): how a
   // candidate that another algorithm already gave, step for step, is recognised.
   std::vector<std::vector<planner::Step>> whole_steps;
+  // Only this rank's view was built and checked: whether it passed is this rank's alone
+  // (CachedPlan::views_checked_alone).
+  bool view_only = false;
 };
+
+// CANOPY_FAULT=view-rejected-on-rank-1: views only, as beyond kWholeScheduleSteps, and
+// rank 1's corrupted, so that its shape check alone rejects them (the test that the
+// ranks then agree on native MPI instead of running different plans).
+bool views_rejected_on_rank_1() { return runtime().settings.fault == "view-rejected-on-rank-1"; }
 
 Built build_candidate(const planner::Problem& problem, const planner::Choice& choice, int rank, bool fault,
                       const PlanKey& key, const planner::Topology* topology, const std::string& id) {
@@ -80,7 +88,8 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
   const std::int64_t first = key.exact_count >= 0 ? problem.bytes() : planner::class_first_bytes(key.size_class);
   const std::int64_t last = key.exact_count >= 0 ? problem.bytes() : planner::class_last_bytes(key.size_class);
   Built out;
-  if (platform().builds_whole_schedules && planner::whole_steps_of(problem, choice) <= kWholeScheduleSteps) {
+  if (platform().builds_whole_schedules && !views_rejected_on_rank_1() &&
+      planner::whole_steps_of(problem, choice) <= kWholeScheduleSteps) {
     planner::Schedule whole = planner::build_schedule(problem, choice);
     if (fault) corrupt(whole);
     const planner::Validation v = planner::validate(whole);
@@ -93,8 +102,9 @@ Built build_candidate(const planner::Problem& problem, const planner::Choice& ch
     out.whole_steps = std::move(whole.steps);
     return out;
   }
+  out.view_only = true;
   out.view = planner::build_view(problem, choice, rank);
-  if (fault) corrupt(out.view);
+  if (fault || (views_rejected_on_rank_1() && rank == 1)) corrupt(out.view);
   std::vector<std::string> errors;
   if (!planner::check_shape(out.view, errors)) {
     out.rejected = planner::summarize(out.view) + ": rejected by the shape check: " + errors.front();
@@ -169,6 +179,7 @@ struct CandidateBuild {
   Candidate candidate;
   std::string rejected;
   std::vector<std::vector<planner::Step>> whole_steps;  // Built::whole_steps
+  bool view_only = false;                                 // Built::view_only
 };
 
 CandidateBuild candidate_for(const planner::Problem& problem, const planner::Choice& pick, int rank,
@@ -181,6 +192,7 @@ CandidateBuild candidate_for(const planner::Problem& problem, const planner::Cho
   c.schedule_id = id;
   Built built =
       build_candidate(problem, pick, rank, runtime().settings.fault == "invalid-schedule", key, topology, c.schedule_id);
+  out.view_only = built.view_only;
   if (!built.rejected.empty()) {
     out.rejected = std::move(built.rejected);
     return out;
@@ -401,6 +413,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
       if (!made->candidates.empty() && !best_direct && pick.predicted > kTrialPriceRatio * best_price) continue;
       direct_tried = direct_tried || best_direct;
       CandidateBuild built = candidate_for(problem, pick, rank, key, topology.get(), learning);
+      made->views_checked_alone = made->views_checked_alone || built.view_only;
       if (!built.rejected.empty()) {
         if (rank == 0) rt.log->warn("{}", built.rejected);
         continue;
@@ -539,6 +552,33 @@ bool offers(const CachedPlan& plan, bool (planner::Schedule::*uses)() const) {
 
 }  // namespace
 
+void CommState::agree_on_views(const PlanKey& key, std::unique_ptr<CachedPlan>& made) {
+  // A whole schedule is checked alike on every rank; a view by its own rank alone. Where
+  // views were checked alone, the ranks compare their candidates (every rank makes this
+  // plan at this call: the agreement is collective) and run native MPI unless all have
+  // the same: a rank that rejected a view the others kept would otherwise run another
+  // plan than theirs, and the job would hang (views are proven against their whole
+  // schedules by tests/planner/test_views.cpp, so only a bug gets here; the first
+  // found was in the shape check itself, planner/validate.cpp).
+  if (!made->views_checked_alone) return;
+  planner::Fnv1a h;
+  h.word(made->candidates.size());
+  for (const Candidate& c : made->candidates) h.word(c.native ? 1 : c.fingerprint);
+  if (private_ready() && agree(h.value())) return;
+  Runtime& rt = runtime();
+  if (rank_ == 0)
+    rt.log->warn("{}: the ranks' own checks of their schedule views disagree (a planner bug); native MPI runs for "
+                 "this size",
+                 planner::on_ranks(key.collective, size_, key.root));
+  auto native = std::make_unique<CachedPlan>();
+  Candidate n;
+  n.native = true;
+  native->candidates.push_back(std::move(n));
+  native->native_why = FallbackReason::ValidatorRejected;
+  native->native_reason = "the ranks' checks of their schedule views disagree";
+  made = std::move(native);
+}
+
 CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* where) {
   std::lock_guard<ThreadLock> lock(plans_lock_);
   if (drop_staged_plans_) {
@@ -581,8 +621,10 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
   // Another root of this size class was planned before: its choices are built for this
   // root (not remembered for other communicators: the plan depends on this one's past).
   ClassChoices* known = topology_ ? nullptr : class_choices(key);
-  if (known)
+  if (known) {
     made = make_cached_plan(recipe, topology_, known);
+    if (made) agree_on_views(key, made);
+  }
   if (!made && !topology_) {
     made = remembered_plan(recipe);
     if (made && rank_ == 0 && runtime().log->should_log(spdlog::level::info))
@@ -593,6 +635,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
   }
   if (!made) {
     made = make_cached_plan(recipe, topology_, nullptr);
+    agree_on_views(key, made);
     if (!topology_) remember_plan(recipe, *made);
   }
   if (!topology_ && !known && made->trialling()) {

@@ -72,6 +72,10 @@ struct CachedPlan {
   std::vector<Candidate> candidates;
   planner::Trials trials{1, -1, planner::TrialSettings{}};  // decided at once unless replaced
   std::string native_reason;          // why only native is possible, for the log
+  // Some candidate was built as this rank's view alone and checked by this rank alone
+  // (beyond 2^18 steps, or under SMPI): CommState::plan has the ranks agree on the
+  // candidates, so that a view one rank rejected cannot leave it planning apart.
+  bool views_checked_alone = false;
   FallbackReason native_why = FallbackReason::PlanningError;  // the same, as a counted reason
   // Where native_why is AutoBelowThreshold: the model's price of the best schedule, which
   // CANOPY_RING_AFTER adds up (CommState::after_cheap_call).

@@ -237,6 +237,10 @@ fallback_case("fault planner-error" planning-error 6 6 reduce:planning-error,bca
               CANOPY_LOG_LEVEL=debug CANOPY_FAULT=planner-error)
 fallback_case("fault invalid-schedule" validator-rejected 6 6 reduce:validator-rejected,bcast:validator-rejected
               CANOPY_LOG_LEVEL=debug CANOPY_FAULT=invalid-schedule)
+# Views checked by each rank alone (beyond 2^18 steps) and rejected by rank 1 only: the
+# ranks agree on native MPI instead of rank 1 planning apart (which hung or aborted).
+fallback_case("fault view-rejected-on-rank-1" validator-rejected 6 6 reduce:validator-rejected,bcast:validator-rejected
+              CANOPY_LOG_LEVEL=debug CANOPY_FAULT=view-rejected-on-rank-1)
 fallback_case("algorithm native" algorithm-native 1 1 reduce:algorithm-native
               CANOPY_LOG_LEVEL=info CANOPY_REDUCE_ALGO=native)
 fallback_case("disabled" disabled 2 2 reduce:disabled,bcast:disabled CANOPY_LOG_LEVEL=info CANOPY_ENABLE=0)
