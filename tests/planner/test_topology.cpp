@@ -111,6 +111,24 @@ TEST_CASE("Topology JSON: fields read as documented", "[topology]") {
   CHECK(t.same_node(0, 1));
   CHECK_FALSE(t.same_node(1, 2));
   CHECK_THAT(describe_topology(t), Catch::Contains("5 ranks on 4 nodes in 2 clusters: s0 = ranks 0-2; s1 = ranks 3-4"));
+  CHECK_THAT(describe_topology(t), Catch::Contains("s1->s0 hockney:alpha=2e-04"));
+  CHECK_THAT(describe_topology(t), !Catch::Contains("more"));
+}
+
+TEST_CASE("A topology's description names at most 16 links", "[topology]") {
+  // Six clusters of one node: 36 links, each cluster pair's alpha its own.
+  Topology t;
+  t.clusters = 6;
+  for (int r = 0; r < 6; ++r) {
+    t.node.push_back(r);
+    t.cluster.push_back(r);
+  }
+  for (int a = 0; a < 6; ++a)
+    for (int b = 0; b < 6; ++b) t.links.push_back(hockney_model(1e-3 * (1 + a * 6 + b), 1e-9, 0));
+  const std::string text = describe_topology(t);
+  CHECK_THAT(text, Catch::Contains("c2->c3 hockney:alpha=0.016"));  // the 16th
+  CHECK_THAT(text, !Catch::Contains("c2->c4"));
+  CHECK_THAT(text, Catch::EndsWith("... and 20 more links"));
 }
 
 TEST_CASE("Topology JSON: 'A->B' beats 'A-B' beats 'default', whatever the order", "[topology]") {
