@@ -203,7 +203,7 @@ std::vector<int> split_unequal_clusters(const Matrix& d, const std::vector<int>&
 }
 
 std::vector<int> next_representatives(const Matrix& d, const std::vector<int>& representatives, double rho) {
-  const std::vector<int> clusters = split_unequal_clusters(d, lowekamp_clusters(d, rho), rho);  // checks the input
+  const std::vector<int> clusters = split_unequal_clusters(d, lowekamp_clusters(d, rho), rho);  // (checks the input)
   const int n = static_cast<int>(d.size());
   const int count = n ? *std::max_element(clusters.begin(), clusters.end()) + 1 : 0;
   std::vector<std::vector<int>> held(count);  // the representatives of each cluster

@@ -55,20 +55,21 @@ std::vector<int> split_unequal_clusters(const std::vector<std::vector<double>>& 
 
 // Canopy's probing of more nodes than can be probed pairwise (not in 004;
 // shim/topology_probe.cpp): every node's distance is measured to a few representative
-// nodes only, round by round, and Lowekamp's algorithm runs on that partial matrix (its
-// 0 entries: not measured). Node 0 is the first round's representative; after each
-// round this gives the next round's: the nodes that Lowekamp's clusters of `distance`
-// leave outside every cluster holding one of `representatives` (the representatives so
-// far), in node order, each taken unless its distances to the representatives match
-// one already taken this round (every one within a factor 1 + rho, as
-// split_unequal_clusters compares nodes): nodes that the representatives already see
-// differently cannot share a cluster, so they can be measured in one round, while two
-// that look alike wait for the next (they may be one cluster, and one of them as a
-// representative settles it). Empty when every node's cluster holds a representative.
-// Every round takes at least one new node, so there are at most as many rounds as
-// clusters that look alike from the others, and N nodes cost N x (representatives)
-// distances instead of N(N-1)/2; on 004's Table 4 (88 nodes) 6 rounds, one
-// representative each, give back its six clusters. The same input checks as
+// nodes only, round by round, and Lowekamp's algorithm (then split_unequal_clusters)
+// runs on that partial matrix (its 0 entries: not measured). Node 0 is the first
+// round's representative; after each round this gives the next round's, in node order:
+// - in a cluster of 3 nodes or more that holds one representative, its member farthest
+//   from it (a second opinion: cluster.cpp says why);
+// - the nodes in no cluster that holds a representative, each taken unless its
+//   distances to the representatives match one already taken this round (every one
+//   within a factor 1 + rho, as split_unequal_clusters compares nodes): nodes the
+//   representatives see differently cannot share a cluster, so they can be measured
+//   in one round, while two that look alike wait for the next (they may be one
+//   cluster, and one of them as a representative settles it).
+// Empty when every node's cluster holds a representative, and two where it has 3 nodes
+// or more. Every round takes at least one new node, and N nodes in C clusters cost
+// about N x 2C distances instead of N(N-1)/2: on 004's Table 4 (88 nodes), 10
+// representatives give back its six clusters. The same input checks as
 // lowekamp_clusters; a representative outside [0, n) is named.
 std::vector<int> next_representatives(const std::vector<std::vector<double>>& distance,
                                       const std::vector<int>& representatives, double rho);
