@@ -16,28 +16,31 @@ using planner::Schedule;
 using planner::Step;
 using planner::StepKind;
 
+namespace {
+// Calls `test` (PMPI_Test or PMPI_Testany, setting its flag) until it says done. A few
+// quick polls catch messages already on their way; then each poll gives the core to the
+// peer we are waiting for.
+template <typename Test>
+int poll_politely(Test test) {
+  int done = 0;
+  for (int polls = 0;; ++polls) {
+    const int err = test(&done);
+    if (err != MPI_SUCCESS || done) return err;
+    if (polls >= 8) sched_yield();
+  }
+}
+}  // namespace
+
 int wait_politely(MPI_Request* request, MPI_Status* status) {
   if (*request == MPI_REQUEST_NULL) return MPI_SUCCESS;
   // Where polling is priced or cannot give a core away (SMPI: shim/platform.h), block.
   if (!platform().polling_waits) return PMPI_Wait(request, status);
-  int done = 0;
-  for (int polls = 0;; ++polls) {
-    const int err = PMPI_Test(request, &done, status);
-    if (err != MPI_SUCCESS || done) return err;
-    // A few quick polls catch messages already on their way; then give the core to
-    // the peer we are waiting for.
-    if (polls >= 8) sched_yield();
-  }
+  return poll_politely([&](int* done) { return PMPI_Test(request, done, status); });
 }
 
 int waitany_politely(int count, MPI_Request* requests, int* index, MPI_Status* status) {
   if (!platform().polling_waits) return PMPI_Waitany(count, requests, index, status);
-  int done = 0;
-  for (int polls = 0;; ++polls) {
-    const int err = PMPI_Testany(count, requests, index, &done, status);
-    if (err != MPI_SUCCESS || done) return err;
-    if (polls >= 8) sched_yield();
-  }
+  return poll_politely([&](int* done) { return PMPI_Testany(count, requests, index, done, status); });
 }
 
 // Canopy's own collectives: nonblocking and waited for politely, or blocking where the
