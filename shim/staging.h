@@ -151,10 +151,14 @@ class StagingRing {
   // slow (2 ranks, 64 KiB broadcasts: 90-190 us a call for the first 8, 2-3 after), and
   // on the second a writer waits for the entries its readers are still reading for the
   // first time (the root's calls 15 and 16: 90-110 us). Measured, they made auto keep
-  // native MPI (shm-bcast's trial 29-118 us a call, native 6-9). Touching every page
-  // when the ring is made was tried and not kept: it touches whole entries, which calls
-  // may use in part, one rank at a time (the ring's making 0.9 -> 4.5 ms; the first 30
-  // calls 4.3 -> 7.8 ms).
+  // native MPI (shm-bcast's trial 29-118 us a call, native 6-9). A first try at touching
+  // every page when the ring is made was not kept (it touched whole entries one rank at
+  // a time: the ring's making 0.9 -> 4.5 ms, the first 30 calls 4.3 -> 7.8 ms). Now each
+  // rank writes a byte of each page of its own part and reads the first pages of the
+  // others' at the making (staging.cpp says what and why; 2 ranks, MPICH, 64 KiB, mean
+  // over the first 30 calls: shm-bcast 53-65 -> 34-44 us, shm-reduce-scatter-gather
+  // 67-84 -> 33-43). The trials still leave such calls out: later entries of a ring of
+  // many ranks, and rings made inside a call, still warm up in calls.
   bool touched_new_entries() const { return first_touch_; }
   // Cross-memory attach between this ring's ranks: whether create() was asked to probe
   // it and every rank's probe worked (the same answer on every rank); if not, this
