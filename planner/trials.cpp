@@ -32,7 +32,7 @@ std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, do
   const double first = candidates.empty() ? 0.0 : candidates.front().predicted;
   for (const TrialCandidate& c : candidates) {
     if (c.native) out.push_back(trial_batch(point_to_point_price > 0 ? point_to_point_price : first));
-    else out.push_back(trial_batch(c.predicted, c.staging_entries, c.stages));
+    else out.push_back(trial_batch(c.predicted, c.runs_ahead ? c.staging_entries : 0, c.stages));
   }
   return out;
 }

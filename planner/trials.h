@@ -194,6 +194,11 @@ struct TrialCandidate {
   double predicted = 0;     // seconds a call, the model's price
   int staging_entries = 0;  // of the ring it stages through (0: none)
   int stages = 1;           // its stages a call, where it stages
+  // Whether back-to-back calls may run ahead of the slowest rank into the ring's free
+  // entries (a reduce's or broadcast's ranks leave a call once their own part is done),
+  // which the ring's fills in its batch are for; false where every rank waits in each
+  // call for every rank's contribution (an allreduce: no rank is ever a call ahead).
+  bool runs_ahead = true;
 };
 
 // Each candidate's batch (TrialSettings::batches): trial_batch of its predicted time,
@@ -208,6 +213,14 @@ struct TrialCandidate {
 // one, and MPICH's 2-rank reduce, far slower than the ring, ran 6 to 11 calls of
 // 1.4-1.8 ms in a 256 KiB reduce's first trial round (the ring priced at 5-10 us): most
 // of that size's first 110 calls (124-130 us a call; 76-84 with this).
+// A staged candidate whose calls cannot run ahead (TrialCandidate::runs_ahead: an
+// allreduce) gets no fills: its steady state is any call after the warm-up, which the
+// trials leave out (first touches) and the ring's making now mostly pays
+// (shim/staging.cpp). Decision, measured: 2 ranks, OSU's way (4 KiB to 1 MiB in one
+// process, 3 runs each), the fills made a 64 KiB allreduce's batch 32 calls and its
+// trials' price so high that native MPI ran most of OSU's 110 calls: 16.0-20.9 us a call
+// on Open MPI 4.1.4 (native 22.7-23.9), 13.1-19.7 on MPICH 4.0.2 (native 21.4-29.7);
+// without them 7.4-14.8 and 7.9-8.6.
 std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, double point_to_point_price);
 
 // What the schedules' trial calls are priced at (TrialSettings::native_first): each

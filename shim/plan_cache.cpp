@@ -451,7 +451,8 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     for (const Candidate& c : made->candidates) {
       const bool staged = !c.native && c.schedule.staging_entries > 0;
       shapes.push_back({c.native, c.predicted, staged ? c.schedule.staging_entries : 0,
-                        staged ? static_cast<int>(c.schedule.segments.size()) : 1});
+                        staged ? static_cast<int>(c.schedule.segments.size()) : 1,
+                        key.collective != planner::Collective::Allreduce});
     }
     trial.batches = planner::trial_batches(shapes, point_to_point_price);
     // Native MPI runs the class's first calls until they have cost what the trials are

@@ -280,6 +280,25 @@ TEST_CASE("Trials: each candidate's batch follows its own price; native's the be
   CHECK(trial_batches(candidates, 2e-3)[2] == 1);
 }
 
+TEST_CASE("Trials: an allreduce's staged candidates get no fills of the ring, since no rank runs a call ahead",
+          "[trials]") {
+  // 2 ranks, 64 KiB allreduce: the ring's schedule priced 13.6 us in 1 stage through 8
+  // entries, rabenseifner 13.8, native.
+  std::vector<TrialCandidate> candidates = {{false, 13.6e-6, 8, 1}, {false, 13.8e-6, 0, 1}, {true, 0, 0, 1}};
+  const std::vector<int> ahead = trial_batches(candidates, 13.8e-6);
+  CHECK(ahead[0] == 32);  // a reduce's or a broadcast's: four fills of 8 calls
+  for (TrialCandidate& c : candidates) c.runs_ahead = false;
+  const std::vector<int> in_step = trial_batches(candidates, 13.8e-6);
+  CHECK(in_step[0] == trial_batch(13.6e-6));  // its price's batch alone: 5
+  CHECK(in_step[0] == 5);
+  CHECK(in_step[1] == ahead[1]);  // the others' batches as they were
+  CHECK(in_step[2] == ahead[2]);
+  // ... so native MPI's first calls have less to pay for before the rounds begin.
+  const int rounds = 2;
+  CHECK(trial_price(candidates, in_step, rounds).short_calls <
+        trial_price(candidates, ahead, rounds).short_calls / 2);
+}
+
 TEST_CASE("Trials: with native_after, native MPI runs no call before the size class's Nth, then is measured "
           "against the schedules' best by the same rules",
           "[trials]") {
