@@ -466,7 +466,8 @@ bool StagingRing::allocate_window(MPI_Comm comm, const Layout& layout, std::int6
     void* at = nullptr;
     PMPI_Win_shared_query(win_, layout.local[r], &bytes, &disp, &at);
     base_[r] = static_cast<char*>(at);
-    if (r != layout.rank) read_first_pages(base_[r], entries_, entry_bytes_, kFlagBytes, kBoardBytes, layout.node_size());
+    if (r != layout.rank)
+      read_first_pages(base_[r], entries_, entry_bytes_, kFlagBytes, kBoardBytes, layout.node_size());
   }
   return true;
 }

@@ -251,9 +251,10 @@ static double measure_from_first(const Options* o, Bench* b, int kind, int count
  * The barrier is OSU's MPI_Barrier, not the harness's polite one (an MPI_Ibarrier tested
  * and yielded on): measured, 2 ranks, OSU's loop with MPI_Barrier gave Open MPI 4.1.4's
  * 8 B reduce 0.39-0.42 us a call where the polite barrier gave 0.78-0.93, and MPICH
- * 4.0.2's 8 B broadcast 0.24 where it gave 1.1: a table of rows that a user's OSU does
- * not see, and Canopy's 0.1 us of interception at a fifth of its weight. Where ranks
- * outnumber cores, OSU's barrier busy-polls as this one now does. */
+ * 4.0.2's 8 B broadcast 0.24 where it gave 1.1: rows that a user's OSU does not show,
+ * in which Canopy's interception (about 0.1 us a call) weighed half or less of what it
+ * weighs in OSU's. Where ranks outnumber cores, OSU's barrier busy-polls, as this one
+ * now does. */
 enum { kOsuLargeMessage = 8192, kOsuSmallSkip = 200, kOsuLargeSkip = 10, kOsuSmallIterations = 1000, kOsuLargeIterations = 100 };
 static double measure_osu(const Options* o, Bench* b, int kind, int count, long* calls, double* fastest_us) {
   const int large = (long)count * 8 > kOsuLargeMessage;
