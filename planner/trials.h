@@ -160,9 +160,15 @@ constexpr long kMinRecheckCalls = 1024;
 // native's calls averaged 25-29 us over the first 32, 7.3-9.8 over the next 32 and
 // 4.4-6.7 after (MPICH 4.0.2; Open MPI 4.1.4: 16-18, 10.5-11.0, then 9.7-10.6), and 256
 // first calls put its trials beyond OSU's 110 calls of that size, where the ring's
-// schedule runs in 3.7 us against MPICH's 5.4 (medians, the same processes).
+// schedule runs in 3.7 us against MPICH's 5.4 (medians, the same processes). From 2 us
+// the ring's schedule wins whether native is measured warm or not, so native's first
+// calls there only have to keep the trials off its very first ones: 16. Decision: with
+// 64, OSU's loop (MPI_Barrier after each call, 3 runs, 2 ranks) ran the 16 KiB
+// allreduce at 4.7-8.5 us a call on MPICH (native 5.2-5.5) and 10.1-11.2 on Open MPI
+// (native 14.1-14.2), most of its 110 calls native; with 16, 3.4-4.2 and 4.1-4.2, and
+// every other row from 8 B to 64 KiB as before.
 constexpr int kWarmNativeFirstCalls = 256;
-constexpr int kWarmMidNativeFirstCalls = 64;
+constexpr int kWarmMidNativeFirstCalls = 16;
 constexpr double kMidCallSeconds = 2e-6;
 constexpr int warm_native_first_calls(double best_price) {
   return best_price < kMidCallSeconds ? kWarmNativeFirstCalls : kWarmMidNativeFirstCalls;

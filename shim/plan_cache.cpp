@@ -237,7 +237,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
   // A cheap allreduce where the ring exists already (MPI_COMM_WORLD's, made at
   // MPI_Init): its ring schedules are built now, at the class's first call, where its
   // planning is paid anyway, and native MPI runs its first calls before the trials (256,
-  // or 64 for a class priced from 2 us: planner::warm_native_first_calls), so that the
+  // or 16 for a class priced from 2 us: planner::warm_native_first_calls), so that the
   // trials cost calls and not a second planning in the middle of a run of calls.
   // Decision, from OSU's way (2 ranks, MPICH, 8 B, 200 untimed calls and 1000 timed):
   // the plan made again at call 256, as plans kept native for being cheap still are

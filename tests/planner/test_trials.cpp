@@ -660,13 +660,13 @@ TEST_CASE("Trials: with native_first, slow first native calls pay for the trials
   CHECK_FALSE(none.native_first());
 }
 
-TEST_CASE("Trials: a cheap class priced from 2 us agrees on native's first calls at its 64th, a shorter one at its "
+TEST_CASE("Trials: a cheap class priced from 2 us agrees on native's first calls at its 16th, a shorter one at its "
           "256th",
           "[trials]") {
   // Native's calls every one dearer than the trials' price: the rounds begin at the
   // first agreement, which warm_native_first_calls places.
-  for (const auto& [price, first] : {std::pair{0.5e-6, 256}, std::pair{1.99e-6, 256}, std::pair{2e-6, 64},
-                                     std::pair{3.8e-6, 64}}) {
+  for (const auto& [price, first] : {std::pair{0.5e-6, 256}, std::pair{1.99e-6, 256}, std::pair{2e-6, 16},
+                                     std::pair{3.8e-6, 16}}) {
     CAPTURE(price);
     TrialSettings s;
     s.native_first = TrialPrice{1e-6, {}};
