@@ -100,7 +100,8 @@ long page_bytes() { return sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4
 // Rewrites one byte of every page of [at, at + bytes) with its value: this rank's own
 // part, before any other rank reads it (flags that start at zero stay zero).
 void write_each_page(char* at, std::int64_t bytes) {
-  for (std::int64_t offset = 0; offset < bytes; offset += page_bytes()) {
+  const long page = page_bytes();
+  for (std::int64_t offset = 0; offset < bytes; offset += page) {
     volatile char* byte = at + offset;
     *byte = *byte;
   }
@@ -109,7 +110,8 @@ void write_each_page(char* at, std::int64_t bytes) {
 // Reads one byte of every page of [at, at + bytes).
 void read_each_page(const char* at, std::int64_t bytes) {
   char sum = 0;
-  for (std::int64_t offset = 0; offset < bytes; offset += page_bytes())
+  const long page = page_bytes();
+  for (std::int64_t offset = 0; offset < bytes; offset += page)
     sum = static_cast<char>(sum + *static_cast<const volatile char*>(at + offset));
   [[maybe_unused]] volatile char sink = sum;
 }
