@@ -384,13 +384,12 @@ class SymbolicRun {
   void run(std::vector<std::string>& errors) {
     // A worklist: a rank runs until it must wait; a send that completes a receive
     // puts the receiving rank back on the list.
-    std::vector<bool> queued(s_.nranks, true);
+    queued_.assign(s_.nranks, true);
     for (int r = 0; r < s_.nranks; ++r) work_.push_back(r);
-    queued_ = &queued;
     while (!work_.empty() && errors.empty()) {
       const int r = work_.front();
       work_.pop_front();
-      queued[r] = false;
+      queued_[r] = false;
       while (pc_[r] < static_cast<int>(s_.steps[r].size()) && errors.empty() && advance(r, errors)) {
       }
     }
@@ -587,8 +586,8 @@ class SymbolicRun {
   }
 
   void wake(int r) {
-    if (!(*queued_)[r]) {
-      (*queued_)[r] = true;
+    if (!queued_[r]) {
+      queued_[r] = true;
       work_.push_back(r);
     }
   }
@@ -669,7 +668,7 @@ class SymbolicRun {
   std::vector<std::vector<int>> reads_;        // [rank][stage number]: fetches done
   std::vector<bool> exposed_;                  // [rank]: its Expose has run
   std::deque<int> work_;                       // ranks that may progress
-  std::vector<bool>* queued_ = nullptr;
+  std::vector<bool> queued_;                   // [rank]: on work_
 };
 
 }  // namespace
