@@ -140,7 +140,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "With auto, where native MPI may compete: calls whose best schedule the model prices under this (the "
        "starting model and, with CANOPY_LEARN, the learnt one) keep native MPI with no trial (and the shortcut "
        "past Canopy's lookups); allreduces until the communicator has a staging "
-       "ring and native MPI has run them 256 times, reduces and broadcasts for good; 0 trials every size",
+       "ring and native MPI has run them 256 times (16 from 2 us), reduces priced from 2 us alike where a node "
+       "holds more than 2 ranks, other reduces and broadcasts for good; 0 trials every size",
        "CANOPY_AUTO_NATIVE_BELOW=0"},
       {"CANOPY_AUTO_NATIVE_FIRST", "boolean", "1", kBooleanAllowed,
        "With auto, where native MPI may compete: native MPI runs a size class's first calls, and the trials "
@@ -165,8 +166,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_AUTO_RECHECK=0"},
       {"CANOPY_RING_AFTER", "seconds", "0.01", "a number of seconds from 0 to 3600, or off",
        "With auto, on communicators other than MPI_COMM_WORLD (whose ring MPI_Init makes): once a "
-       "communicator's allreduces kept native for being cheap "
-       "(CANOPY_AUTO_NATIVE_BELOW) add up to this, as the model prices them, its staging ring is made for them "
+       "communicator's allreduces (and reduces priced from 2 us, more than 2 ranks a node) kept native for being "
+       "cheap (CANOPY_AUTO_NATIVE_BELOW) add up to this, as the model prices them, its staging ring is made for them "
        "(CANOPY_SHM) and they are trialled against native MPI through it, which small calls on one node often "
        "beat; a larger call makes the ring earlier. off: only larger calls make it",
        "CANOPY_RING_AFTER=off"},

@@ -108,6 +108,8 @@
 #include <string>
 #include <vector>
 
+#include "planner/schedule.h"
+
 namespace canopy::planner {
 
 // What a size class's trials are priced at, for native MPI's first calls (trials.h).
@@ -172,6 +174,37 @@ constexpr int kWarmMidNativeFirstCalls = 16;
 constexpr double kMidCallSeconds = 2e-6;
 constexpr int warm_native_first_calls(double best_price) {
   return best_price < kMidCallSeconds ? kWarmNativeFirstCalls : kWarmMidNativeFirstCalls;
+}
+
+// Whether auto trials a call kept native for being cheap (its best schedule priced under
+// CANOPY_AUTO_NATIVE_BELOW, `best_price`) against native MPI through the node's staging
+// ring, by its collective and the most of its communicator's ranks one node holds.
+// Allreduces: always. Decision, from OSU's osu_reduce and osu_bcast on 2 ranks (MPICH
+// 4.0.2, a barrier after each call), once MPI_COMM_WORLD's ring existed from MPI_Init:
+// at 8 B to 1 KiB the trials measured the ring's reduce at 0.92-1.0 us a call against
+// native's 1.3-1.4 (the slowest rank: the root) and chose it, and OSU then timed it at
+// 0.8-1.0 us against native's 0.47-0.69 (the mean over the ranks: natively a non-root
+// returns as soon as its small message is sent, through the ring it does not); the
+// broadcast alike (0.78-1.07 against 0.46-0.53). An allreduce's ranks all wait for every
+// contribution, so there the two measures agree, and the ring won both (OSU: 0.93-1.24
+// us against 1.11-1.56, 16 B to 1 KiB). Broadcasts: never.
+// Reduces: where a node holds more than 2 ranks and the price is from kMidCallSeconds
+// up. Beyond 2 ranks native MPI's reduce is a tree of log2(p) rounds that every rank but
+// the leaves waits in. Measured, 16 ranks on 16 cores, 3 interleaved runs
+// (docs/performance/sixteen/cheap-reduce-2026-12-04.txt), medians, us a call, native
+// against the ring's shm-reduce-scatter-gather: 4 KiB (priced 2.2 us) MPICH 11.1 / 5.8
+// back to back, 8.0 / 4.2 OSU's way; Open MPI 7.2 / 5.5 and 5.0 / 4.4; 8 KiB MPICH 12.9
+// / 6.8 and 9.5 / 5.6, Open MPI 10.1 / 7.2 and 7.1 / 5.9. Under 2 us (8 B to 1 KiB,
+// priced 0.5-1.3 us) the same trials, tried, cost more than they won: their 256 native
+// calls and batches of 64-128 calls a candidate outlast a run of 300 calls, and Open
+// MPI's 1.2-2.6 us rows came out 0.68-0.76x native back to back.
+constexpr bool cheap_calls_through_ring(Collective collective, int ranks_per_node, double best_price) {
+  switch (collective) {
+    case Collective::Allreduce: return true;
+    case Collective::Reduce: return ranks_per_node > 2 && best_price >= kMidCallSeconds;
+    case Collective::Bcast: return false;
+  }
+  return false;
 }
 
 // Calls per batch for candidates predicted to take `predicted_seconds` a call: enough

@@ -239,10 +239,10 @@ NativeShortcuts& shortcuts_of(planner::Collective collective) { return shortcuts
 // After a call its plan ran natively for being cheap (CANOPY_AUTO_NATIVE_BELOW), its
 // plan's calls counted: counts it towards the plan's warm native calls and towards
 // CANOPY_RING_AFTER. True where the plan goes at the next lookup (no shortcut to it).
-// Allreduces only: cheap reduces and broadcasts stay native (CommState::native_warmed
-// says why), so they neither wait for the ring nor make it.
+// Only where such calls are trialled through the ring (CommState::ring_trials_cheap says
+// which): other cheap calls stay native, so they neither wait for the ring nor make it.
 bool after_cheap_native(CommState& state, CommState::PlanHandle where, double price) {
-  if (where->first.collective != planner::Collective::Allreduce) return false;
+  if (!state.ring_trials_cheap(where->first.collective, price)) return false;
   const bool warmed = where->second->calls == CommState::kWarmNativeCalls && state.native_warmed(where);
   const bool ring = state.after_cheap_call(price);
   return warmed || ring;

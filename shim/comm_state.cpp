@@ -54,6 +54,7 @@ CommState::CommState(MPI_Comm user, MPI_Comm private_comm, int rank, int size,
       size_(size),
       concurrent_(runtime().concurrent_calls()),
       topology_(std::move(topology)),
+      ranks_per_node_(topology_ ? planner::largest_node(*topology_) : size),
       model_(runtime().model),
       // Learning refits the base model; across nodes the links (measured at MPI_Init)
       // price the messages, and they are not refitted.

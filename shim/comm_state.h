@@ -210,17 +210,11 @@ class CommState {
   // The calls a cheap plan runs natively before it is trialled through the ring: native
   // MPI's first calls of a size are slow for hundreds of calls (make_cached_plan).
   static constexpr long kWarmNativeCalls = planner::kWarmNativeFirstCalls;
-  // Whether cheap calls of `collective` are trialled through the ring at all: allreduces
-  // only. A cheap reduce or broadcast stays native. Decision, from OSU's osu_reduce and
-  // osu_bcast on 2 ranks (MPICH 4.0.2, a barrier after each call), once MPI_COMM_WORLD's
-  // ring existed from MPI_Init: at 8 B to 1 KiB the trials measured the ring's reduce at
-  // 0.92-1.0 us a call against native's 1.3-1.4 (the slowest rank: the root) and chose
-  // it, and OSU then timed it at 0.8-1.0 us against native's 0.47-0.69 (the mean over
-  // the ranks: natively a non-root returns as soon as its small message is sent, through
-  // the ring it does not); the broadcast alike (0.78-1.07 against 0.46-0.53). An
-  // allreduce's ranks all wait for every contribution, so there the two measures agree,
-  // and the ring won both (OSU: 0.93-1.24 us against 1.11-1.56, 16 B to 1 KiB).
-  static bool ring_trials_cheap(planner::Collective collective) { return collective == planner::Collective::Allreduce; }
+  // Whether cheap calls of `collective` priced at `price` are trialled through the ring:
+  // planner::cheap_calls_through_ring says which, and why.
+  bool ring_trials_cheap(planner::Collective collective, double price) const {
+    return planner::cheap_calls_through_ring(collective, ranks_per_node_, price);
+  }
   // The ring if it was made (never makes one: not collective).
   StagingRing* staging_if_made() { return staging_.get(); }
   // Frees the staging ring (collective over the node).
@@ -239,8 +233,10 @@ class CommState {
   int size_;
   bool concurrent_;  // Runtime::concurrent_calls(), fixed at MPI_Init
   std::shared_ptr<const planner::Topology> topology_;  // fixed when the state is made
-  // The most of its ranks one node holds (the ring's size follows it, planner/staged.h).
-  int ranks_per_node() const { return topology_ ? planner::largest_node(*topology_) : size_; }
+  // The most of its ranks one node holds (the ring's size follows it, planner/staged.h);
+  // fixed with the topology, kept because every cheap call asks (ring_trials_cheap).
+  int ranks_per_node_;
+  int ranks_per_node() const { return ranks_per_node_; }
   // ---- Learning: shim/trials_driver.cpp -------------------------------------------
   // CANOPY_LEARN: the model refitted to this communicator's agreed measurements (the
   // same on every rank: every rank feeds it the same agreed times in the same order).

@@ -37,7 +37,7 @@ bool CommState::count_cheap_call(double price) {
   // so small calls wait longer for it. Where no ring is offered the rule is done.
   if (!staging_offered() || !private_ready()) return false;
   if (rank_ == 0)
-    rt.log->info("communicator of {} ranks: {} allreduces kept native for being cheap have cost {:.2f} "
+    rt.log->info("communicator of {} ranks: {} calls kept native for being cheap have cost {:.2f} "
                  "ms as the model prices them (CANOPY_RING_AFTER={}): the staging ring is made for them, and they "
                  "are trialled against native MPI through it",
                  size_, cheap_calls_, cheap_seconds_ * 1e3, rt.settings.ring_after);

@@ -214,11 +214,12 @@ struct PlanRecipe {
   int rank, size;
   planner::CostModel model;
   bool learning, staging, direct, trial_cheap;
-  bool ring_ready;  // the communicator's staging ring exists (MPI_COMM_WORLD's from MPI_Init)
+  bool ring_ready;      // the communicator's staging ring exists (MPI_COMM_WORLD's from MPI_Init)
+  int ranks_per_node;   // the most of the communicator's ranks one node holds
   bool operator==(const PlanRecipe& o) const {
     return key == o.key && count == o.count && rank == o.rank && size == o.size && learning == o.learning &&
            staging == o.staging && direct == o.direct && trial_cheap == o.trial_cheap &&
-           ring_ready == o.ring_ready && model == o.model;
+           ring_ready == o.ring_ready && ranks_per_node == o.ranks_per_node && model == o.model;
   }
 };
 
@@ -234,18 +235,18 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
   const bool learning = recipe.learning, staging = recipe.staging, direct = recipe.direct;
   const bool trial_cheap = recipe.trial_cheap;
   Runtime& rt = runtime();
-  // A cheap allreduce where the ring exists already (MPI_COMM_WORLD's, made at
-  // MPI_Init): its ring schedules are built now, at the class's first call, where its
-  // planning is paid anyway, and native MPI runs its first calls before the trials (256,
-  // or 16 for a class priced from 2 us: planner::warm_native_first_calls), so that the
-  // trials cost calls and not a second planning in the middle of a run of calls.
+  // A cheap allreduce (or reduce: CommState::ring_trials_cheap says which) where the
+  // ring exists already (MPI_COMM_WORLD's, made at MPI_Init): its ring schedules are
+  // built now, at the class's first call, where its planning is paid anyway, and native
+  // MPI runs its first calls before the trials (256, or 16 for a class priced from 2 us:
+  // planner::warm_native_first_calls), so that the trials cost calls and not a second
+  // planning in the middle of a run of calls.
   // Decision, from OSU's way (2 ranks, MPICH, 8 B, 200 untimed calls and 1000 timed):
   // the plan made again at call 256, as plans kept native for being cheap still are
   // where the ring comes later (CANOPY_RING_AFTER), took 300-420 us in one call (pricing
   // 80-170 us, building the ring's candidates the rest), most of what made the row 0.56x
   // native.
-  const bool cheap_ring_first = recipe.ring_ready && !trial_cheap && rt.settings.auto_native_first &&
-                                CommState::ring_trials_cheap(key.collective);
+  const bool cheap_ring_first = recipe.ring_ready && !trial_cheap && rt.settings.auto_native_first;
   bool warm_native_first = false;  // a cheap plan trialled through the ring from its first call
   double cheap_best_price = 0;     // ... and what the model prices its best schedule at
   auto made = std::make_unique<CachedPlan>();
@@ -391,7 +392,9 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // against Open MPI's 0.75); they outlast it now (planner::trial_batch).
     // Where the model learns, the starting model must price it that short too
     // (planner::below_trial_threshold says why).
-    const bool ring_beats_short_path = staging && (trial_cheap || cheap_ring_first);
+    const bool cheap_through_ring =
+        cheap_ring_first && planner::cheap_calls_through_ring(key.collective, recipe.ranks_per_node, best_price);
+    const bool ring_beats_short_path = staging && (trial_cheap || cheap_through_ring);
     const bool short_call =
         learning ? planner::below_trial_threshold(problem, ranked.front(), rt.model, rt.settings.auto_native_below)
                  : best_price < rt.settings.auto_native_below;
@@ -601,7 +604,8 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
     const bool ring_just_made = drop_cheap_native_plans_;
     drop_cheap_native_plans_ = drop_warm_plans_ = false;
     drop_plans([&](const PlanKey& key, const CachedPlan& plan) {
-      if (plan.native_why != FallbackReason::AutoBelowThreshold || !ring_trials_cheap(key.collective)) return false;
+      if (plan.native_why != FallbackReason::AutoBelowThreshold || !ring_trials_cheap(key.collective, plan.cheap_price))
+        return false;
       if (ring_just_made && plan.calls >= kWarmNativeCalls) warm_cheap_keys_.insert(key);
       return warm_cheap_keys_.count(key) > 0;
     });
@@ -618,7 +622,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
   const bool trial_cheap = staging_ != nullptr && warm_cheap_keys_.erase(key) > 0;
   const PlanRecipe recipe{key,           count,        rank_,           size_,
                           model_,        learning_,    staging_offered(), direct_offered(),
-                          trial_cheap,   staging_ != nullptr};
+                          trial_cheap,   staging_ != nullptr, ranks_per_node_};
   // Another root of this size class was planned before: its choices are built for this
   // root (not remembered for other communicators: the plan depends on this one's past).
   ClassChoices* known = topology_ ? nullptr : class_choices(key);

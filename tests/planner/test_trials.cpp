@@ -685,6 +685,23 @@ TEST_CASE("Trials: a cheap class priced from 2 us agrees on native's first calls
   CHECK(warm_native_first_calls(4e-6) < 100);
 }
 
+TEST_CASE("Trials: cheap allreduces go through the ring, cheap reduces only beyond 2 ranks a node and from 2 us, "
+          "cheap broadcasts never",
+          "[trials]") {
+  for (const int ranks : {2, 3, 16, 32}) {
+    for (const double price : {0.3e-6, kMidCallSeconds * 0.999, kMidCallSeconds, 4.9e-6}) {
+      CAPTURE(ranks, price);
+      CHECK(cheap_calls_through_ring(Collective::Allreduce, ranks, price));
+      CHECK_FALSE(cheap_calls_through_ring(Collective::Bcast, ranks, price));
+      // At 2 ranks a native reduce is one message, which a non-root sends and leaves;
+      // under 2 us the trials cost more than they win.
+      CHECK(cheap_calls_through_ring(Collective::Reduce, ranks, price) == (ranks > 2 && price >= kMidCallSeconds));
+    }
+  }
+  // Where it trials, native MPI's first calls are those of a class priced from 2 us.
+  CHECK(warm_native_first_calls(kMidCallSeconds) == kWarmMidNativeFirstCalls);
+}
+
 TEST_CASE("Trials: with native_first_calls, native runs at least that many first calls, agreeing first at the "
           "last of them, even where they paid for the trials at once",
           "[trials]") {

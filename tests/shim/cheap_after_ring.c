@@ -1,7 +1,8 @@
 /* cheap_after_ring: allreduces that auto keeps native for being cheap (priced under
  * CANOPY_AUTO_NATIVE_BELOW) are trialled again once the communicator has a staging ring
  * and native MPI has run them 256 times (shim/plan_cache.cpp, make_cached_plan); cheap
- * reduces and bcasts stay native for good (CommState::ring_trials_cheap says why):
+ * bcasts, and on 2 ranks cheap reduces, stay native for good
+ * (planner::cheap_calls_through_ring says why):
  * --calls trios of a reduce, a bcast and an allreduce of 4 ints on a duplicate of
  * MPI_COMM_WORLD, then one trio of 1 MiB (whose staged schedules make the ring), then
  * --calls more trios of 4 ints. Every result is checked; with Canopy preloaded the last
