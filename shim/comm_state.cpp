@@ -183,7 +183,8 @@ bool CommState::private_ready() {
   }
   private_comm_ = dup;
   if (rank_ == 0)
-    runtime().log->debug("private duplicate made for a communicator of {} ranks, at its first call that needs it",
+    runtime().log->debug("private duplicate made for a communicator of {} ranks (in MPI_Init for "
+                         "MPI_COMM_WORLD's ring, else at its first call that needs it)",
                          size_);
   return true;
 }
