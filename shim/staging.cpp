@@ -117,18 +117,27 @@ void read_each_page(const char* at, std::int64_t bytes) {
 }
 
 // Reads the pages of another rank's part (laid out as StagingRing's: the flags, the
-// entries, the board) that the ring's first calls read: its flags and board, and its
-// first entries (the ring's entries go round from the first: StagingRing::entry_of), as
-// many as make one part's worth over the node's other ranks. Decision: not all of every
-// part, because that grows with the node's ranks: 16 ranks on this 2-core VM (32
-// entries of 64 KiB each) made MPI_COMM_WORLD's ring in 446-467 ms reading every page of
-// the 15 other parts, against 43-52 untouched; the later entries come in at their first
-// use, as before.
+// entries, the board) that the ring's first calls read: its flags and board, its first
+// entries (the ring's entries go round from the first: StagingRing::entry_of), as many
+// as make one part's worth over the node's other ranks, and the first page of each
+// later entry, where a small call's data lies. Decision: not all of every part, because
+// that grows with the node's ranks: 16 ranks on this 2-core VM (32 entries of 64 KiB
+// each) made MPI_COMM_WORLD's ring in 446-467 ms reading every page of the 15 other
+// parts, against 43-52 untouched; the later entries' other pages come in at their first
+// use. The first page of each entry, because without it every small call through a
+// not yet used entry paid for its first touches: 16 ranks on 16 cores, a forced 8 B
+// `shm` allreduce took 50-90 us a call from the 5th call to about the 32nd (one pass of
+// the ring), 5-8 before and after (docs/performance/sixteen/small-allreduce-2026-12-04.txt),
+// and auto's trials, which fall in those calls, measured the ring's 8 B and 1 KiB
+// allreduces at 34-66 us against native MPI's 3-4 and kept native MPI where the ring
+// runs them in 2.4 and 4.2 (`shm-recursive-doubling`, against 3.4 and 11.1).
 void read_first_pages(const char* part, int entries, std::int64_t entry_bytes, std::int64_t flag_bytes,
                       std::int64_t board_bytes, int node_ranks) {
   const int others = std::max(node_ranks - 1, 1);
   const int first = std::min(entries, std::max(1, (entries + others - 1) / others));
   read_each_page(part, entries * flag_bytes + first * entry_bytes);
+  const char* entry0 = part + entries * flag_bytes;
+  for (int e = first; e < entries; ++e) read_each_page(entry0 + e * entry_bytes, 1);
   read_each_page(part + entries * (flag_bytes + entry_bytes), board_bytes);
 }
 

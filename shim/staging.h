@@ -157,7 +157,9 @@ class StagingRing {
   // rank writes a byte of each page of its own part and reads the first pages of the
   // others' at the making (staging.cpp says what and why; 2 ranks, MPICH, 64 KiB, mean
   // over the first 30 calls: shm-bcast 53-65 -> 34-44 us, shm-reduce-scatter-gather
-  // 67-84 -> 33-43). The trials still leave such calls out: later entries of a ring of
+  // 67-84 -> 33-43), and the first page of every entry of the others' (16 ranks: auto's
+  // trials measured the 8 B shm allreduce at 4.5-5.9 us a call, 56-66 before). The
+  // trials still leave such calls out: the later pages of later entries of a ring of
   // many ranks, and rings made inside a call, still warm up in calls.
   bool touched_new_entries() const { return first_touch_; }
   // Cross-memory attach between this ring's ranks: whether create() was asked to probe
