@@ -130,6 +130,15 @@ constexpr std::size_t kCoarserTrialSegments = 8;
 // has been (docs/performance-history.md: medians of 15% to 81% off).
 constexpr double kTrialPriceRatio = 2.0;
 
+// A class priced under 2 us and trialled through the ring (make_cached_plan) tries up to
+// this many schedules, the ring's whatever their price. Decision: 16 ranks on 16 cores, MPICH,
+// forced, steady state, us a call at 8 B and 1 KiB: shm-recursive-doubling 2.4 and
+// 4.2-4.6, shm-reduce-scatter-allgather 4.1-4.3 and 8.1, shm 5.2-6.4 and 14.5-15.2,
+// native 3.4-3.8 and 11.1-12.7 (docs/performance/sixteen/small-allreduce-2026-12-04.txt),
+// where the model prices shm-recursive-doubling at twice shm-reduce-scatter-allgather
+// (2.0 against 1.0 us at 8 B, 2.8 against 1.3 at 1 KiB) and two candidates left it out.
+constexpr std::size_t kCheapStagedCandidates = 3;
+
 // Native MPI competes in auto mode, at every root (an in-place reduce at a non-zero
 // root, which Debian's MPICH 4.0.2 crashes on, reaches it with a copy:
 // shim/native_reduce.h), except where it is known to mislead: on an oversubscribed node
@@ -405,6 +414,17 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
       made->cheap_price = best_price;
       wanted = 0;
     }
+    // A class priced under 2 us trialled through the ring tries up to
+    // kCheapStagedCandidates of the ring's schedules whatever the model's ratio between
+    // them: there the model's ranking among them is least sure (it prices a rank's waits
+    // on the ring's flags, not how they add up over ranks), a batch costs microseconds,
+    // and its 256 native calls first put the trials in calls that OSU times by the
+    // thousand. Not from 2 us: there OSU times 100 calls, which 16 native calls and three
+    // staged batches would outlast (2 ranks, 16 KiB allreduce: 13.6 us a call against 8.4
+    // with two candidates).
+    const bool cheap_ring_trial =
+        native_competes && ring_beats_short_path && short_call && best_price < planner::kMidCallSeconds;
+    if (cheap_ring_trial) wanted = std::max(wanted, kCheapStagedCandidates);
     std::vector<std::vector<std::vector<planner::Step>>> kept_steps;  // of the candidates kept, where built whole
     bool direct_tried = false;  // the best direct schedule is among the candidates
     for (const planner::Choice& pick : ranked) {
@@ -413,7 +433,9 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
       // best direct one, above).
       const planner::Algorithm* algorithm = planner::find_algorithm(problem.collective, pick.algorithm);
       const bool best_direct = tune && !direct_tried && algorithm && algorithm->direct;
-      if (!made->candidates.empty() && !best_direct && pick.predicted > kTrialPriceRatio * best_price) continue;
+      const bool cheap_staged = cheap_ring_trial && algorithm && algorithm->staged;
+      if (!made->candidates.empty() && !best_direct && !cheap_staged && pick.predicted > kTrialPriceRatio * best_price)
+        continue;
       direct_tried = direct_tried || best_direct;
       CandidateBuild built = candidate_for(problem, pick, rank, key, topology.get(), learning);
       made->views_checked_alone = made->views_checked_alone || built.view_only;
