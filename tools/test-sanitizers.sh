@@ -12,7 +12,7 @@
 # tests, 20 random cases each here instead of 70), the test programs run natively
 # (nothing of Canopy's runs there, except in reduce_kernels_check, which does run),
 # the test bed (the demo under network emulation) and the messages over 2 GiB (labels
-# native, testbed, large); of the unit tests, the three longest sweeps (heavy_sweeps
+# native, testbed, large); of the unit tests, the five longest sweeps (heavy_sweeps
 # below).
 # Extra arguments go to ctest instead, e.g. tools/test-sanitizers.sh -R reduce_special.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
@@ -22,10 +22,14 @@ fi
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CANOPY_ASAN_BUILD_DIR:-$here/build-asan}
-# The three longest unit sweeps (two minutes of the sanitized unit tests): the same
-# code runs sanitized in their smaller siblings ("... at a few hundred ranks", the
-# bcast and other trees' sweeps, the hierarchy's fixed cases).
+# The five longest unit sweeps (three and a half minutes of the sanitized unit tests
+# on 2 cores): the same code runs sanitized in their smaller siblings ("... at a few
+# hundred ranks", the bcast and other trees' sweeps, the hierarchy's fixed cases, the
+# allreduce compositions over a topology and through the ring, every selection test
+# that ranks an allreduce) and in the allreduce differential tests below. CI's ASan
+# unit tests took 247 s with the first three left out (70 s of it the bounding sweep).
 heavy_sweeps="Rank views equal the schedule's own steps: p = 1\.\.40|Binomial reduce \(Langou 001|Hierarchy: on random multi-cluster"
+heavy_sweeps+="|Select: bounding never changes|Allreduce algorithms validate and simulate: p = 1\.\.17"
 
 "$here/tools/setup.sh"
 # -g1: line tables only (stack traces keep their lines; compiling takes less time).
