@@ -201,12 +201,7 @@ void Trials::end_round(const std::vector<double>& agreed) {
       fastest = std::min(fastest, agreed[i]);
     }
     ++round_;
-    std::vector<int> kept;
-    if (const int winner = clear_winner(agreed); winner >= 0) kept = {live_[winner]};
-    if (kept.empty())
-      for (std::size_t i = 0; i < live_.size(); ++i)
-        if (agreed[i] <= settings_.first_look * fastest) kept.push_back(live_[i]);
-    live_ = kept;
+    live_ = after_first_look(agreed, settings_.first_look * fastest);
     live_.push_back(native_);  // native last, as in every round
     clear_round();
     if (live_.size() <= 1 || round_ > settings_.rounds) decide();
@@ -217,7 +212,8 @@ void Trials::end_round(const std::vector<double>& agreed) {
     best_[live_[i]] = std::min(best_[live_[i]], agreed[i]);
     fastest = std::min(fastest, agreed[i]);
   }
-  const double limit = (round_ == 0 ? settings_.first_look : settings_.drop) * fastest;
+  const bool first_look = round_ == 0;
+  const double limit = (first_look ? settings_.first_look : settings_.drop) * fastest;
   ++round_;
   // A clear winner decides at once.
   if (const int winner = clear_winner(agreed); winner >= 0) {
@@ -226,11 +222,28 @@ void Trials::end_round(const std::vector<double>& agreed) {
     return;
   }
   std::vector<int> kept;
-  for (std::size_t i = 0; i < live_.size(); ++i)
-    if (agreed[i] <= limit) kept.push_back(live_[i]);
+  if (first_look) {
+    kept = after_first_look(agreed, limit);
+  } else {
+    for (std::size_t i = 0; i < live_.size(); ++i)
+      if (agreed[i] <= limit) kept.push_back(live_[i]);
+  }
   live_ = kept;
   clear_round();
   if (live_.size() <= 1 || round_ > settings_.rounds) decide();
+}
+
+std::vector<int> Trials::after_first_look(const std::vector<double>& agreed, double limit) const {
+  if (const int winner = clear_winner(agreed); winner >= 0) return {live_[winner]};
+  int fastest_schedule = -1;
+  for (std::size_t i = 0; i < live_.size(); ++i)
+    if (live_[i] != native_ && agreed[i] <= limit &&
+        (fastest_schedule < 0 || agreed[i] < agreed[static_cast<std::size_t>(fastest_schedule)]))
+      fastest_schedule = static_cast<int>(i);
+  std::vector<int> kept;
+  for (std::size_t i = 0; i < live_.size(); ++i)
+    if (static_cast<int>(i) == fastest_schedule || (live_[i] == native_ && agreed[i] <= limit)) kept.push_back(live_[i]);
+  return kept;
 }
 
 int Trials::clear_winner(const std::vector<double>& agreed) const {

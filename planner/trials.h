@@ -24,9 +24,21 @@
 //    another candidate) is not measured; native MPI's first such batch runs one call
 //    more and leaves out its first two (below). After each round the ranks agree on every
 //    candidate's mean time per call (the slowest rank's) and end_round() prunes: after
-//    the first look, what is `first_look` times slower than the best goes; after a
-//    measured round, what is `drop` times slower. A candidate `clear` times faster
-//    than every other one wins at once.
+//    the first look, every schedule but the fastest goes, and native too where it is
+//    `first_look` times slower than the best (after_first_look()); after a measured
+//    round, what is `drop` times slower. A candidate `clear` times faster than every
+//    other one wins at once.
+//    Decision (only the fastest schedule after a first look): a measured round of long
+//    calls is one call each, no more telling than the look, and each costs a
+//    millisecond or more. On the emulated 3-site test bed (6 ranks, 1 MiB allreduce, 3
+//    untimed and 5 timed calls) the look measured three schedules at 80-113 ms and
+//    native's first call at 276-398; the measured round of all four (native 250-300 ms
+//    warm) and then a second ran past the job's 8 calls, 4 of the 5 timed calls trials:
+//    2.4-3.5x native, median 2.87x over 9 pairs. With the fastest schedule alone
+//    against native the trials end at the 7th call: 2.3-3.5x, median 3.08x over 8 pairs
+//    (single calls there vary by up to 1.8x: 81-149 ms for one schedule). What it
+//    risks: a schedule whose one look was slow is not seen again until a recheck
+//    (CANOPY_AUTO_RECHECK), which measures the best other schedule within `drop`.
 //  * A call that warmed new memory up (a ring entry's first or second use by this rank,
 //    planner::EntryUses: record()'s `first_touch`) is not measured either, unless nothing
 //    else of its candidate's round was: the first passes through a new ring pay for its
@@ -324,6 +336,10 @@ class Trials {
   // The position in live_ of the candidate `clear` times faster than every other in
   // `agreed` (one per live candidate), or -1 (none, or fewer than two live).
   int clear_winner(const std::vector<double>& agreed) const;
+  // What goes on after a first look with these agreed means (in live() order): a clear
+  // winner alone; else the fastest schedule no slower than `limit`, and native MPI
+  // where it is live and no slower than `limit` (trials.h).
+  std::vector<int> after_first_look(const std::vector<double>& agreed, double limit) const;
   void decide();
   void clear_round();  // the round's sums, for the live candidates
   void start_rounds();  // first look or measured rounds of live_, from its first call

@@ -791,13 +791,50 @@ TEST_CASE("Trials: with native_first and long calls, the rounds begin after nati
   }
   CHECK(looked == std::vector<int>{0, 1, 2});
   t.end_round(t.round_means());
-  // Schedule 2 is more than 3x the fastest: gone. Native rejoins, last, for the measured rounds.
-  CHECK(t.live() == std::vector<int>{0, 1, 3});
+  // Only the fastest schedule of the look goes on (schedule 0, 10% slower, goes too; 2,
+  // more than 3x, would have gone anyway). Native rejoins, last, for the measured rounds.
+  CHECK(t.live() == std::vector<int>{1, 3});
   CHECK_FALSE(t.decided());
-  // Measured rounds: native (warm now) at 250 ms, the schedules as before: schedule 1 wins.
+  // The measured round: native (warm now) at 250 ms against schedule 1's 90 ms, more than
+  // twice as fast: decided after it, at the job's 7th call (on the test bed, 3 untimed and
+  // 5 timed calls: 4 of the 5 timed calls used to be trials).
   const int chosen = run(t, [](int c) { return c == 3 ? 0.25 : c == 0 ? 0.10 : 0.09; });
   CHECK(chosen == 1);
   CHECK(t.best()[3] == Approx(0.25));  // native was measured in the rounds, not only first
+  CHECK(t.calls() == 6);  // after native's first call: the settling call, 3 looks, 2 in the round
+}
+
+TEST_CASE("Trials: after a first look only the fastest schedule, and native where it is in the running, go on",
+          "[trials]") {
+  TrialSettings s;
+  s.batch = 1;  // calls of a millisecond or more: a first look
+  // Native in the look (no native_first): the fastest schedule and native stay.
+  Trials t(4, 3, s);
+  REQUIRE_FALSE(t.record(1.0));  // the settling call
+  bool ended = false;
+  const std::vector<double> look{0.12, 0.10, 0.11, 0.13};
+  while (!ended) ended = t.record(look[t.current()]);
+  t.end_round(t.round_means());
+  CHECK(t.live() == std::vector<int>{1, 3});
+  // Native fastest in the look: it stays, with the fastest schedule, which must still
+  // beat it in a measured round to replace it.
+  Trials n(3, 2, s);
+  REQUIRE_FALSE(n.record(1.0));
+  ended = false;
+  const std::vector<double> native_fast{0.20, 0.15, 0.10};
+  while (!ended) ended = n.record(native_fast[n.current()]);
+  n.end_round(n.round_means());
+  CHECK(n.live() == std::vector<int>{1, 2});
+  CHECK(run(n, [](int c) { return c == 2 ? 0.10 : 0.15; }) == 2);
+  // Every schedule beyond the first look's factor: native alone is left, and decided.
+  Trials far(3, 2, s);
+  REQUIRE_FALSE(far.record(1.0));
+  ended = false;
+  const std::vector<double> slow{0.40, 0.50, 0.10};
+  while (!ended) ended = far.record(slow[far.current()]);
+  far.end_round(far.round_means());
+  CHECK(far.decided());
+  CHECK(far.chosen() == 2);
 }
 
 TEST_CASE("Trials: native sitting out the first look still decides it: slow schedules go, a clear one is still "
