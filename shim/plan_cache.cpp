@@ -407,7 +407,9 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     const bool short_call =
         learning ? planner::below_trial_threshold(problem, ranked.front(), rt.model, rt.settings.auto_native_below)
                  : best_price < rt.settings.auto_native_below;
-    warm_native_first = native_competes && ring_beats_short_path && short_call && !trial_cheap;
+    // A cheap class trialled through the ring, now or (trial_cheap) at this making.
+    const bool cheap_class_through_ring = native_competes && ring_beats_short_path && short_call;
+    warm_native_first = cheap_class_through_ring && !trial_cheap;
     cheap_best_price = best_price;
     if (native_competes && !ring_beats_short_path && short_call) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
@@ -422,8 +424,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // thousand. Not from 2 us: there OSU times 100 calls, which 16 native calls and three
     // staged batches would outlast (2 ranks, 16 KiB allreduce: 13.6 us a call against 8.4
     // with two candidates).
-    const bool cheap_ring_trial =
-        native_competes && ring_beats_short_path && short_call && best_price < planner::kMidCallSeconds;
+    const bool cheap_ring_trial = cheap_class_through_ring && best_price < planner::kMidCallSeconds;
     if (cheap_ring_trial) wanted = std::max(wanted, kCheapStagedCandidates);
     std::vector<std::vector<std::vector<planner::Step>>> kept_steps;  // of the candidates kept, where built whole
     bool direct_tried = false;  // the best direct schedule is among the candidates

@@ -138,13 +138,18 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
     // cost what the trials are priced at, on the slowest rank.
     const int calls = plan.trials.native_first_calls();
     plan.trials.end_round(agreed);
+    // The lines are made only where they are printed: in a call, and run for the first
+    // time, formatting them cost 36-93 us on this project's VM (2 ranks, Open MPI, the
+    // 256th 8 B allreduce; docs/performance-history.md, section 15), on every rank.
+    const bool begins = !plan.trials.native_first();
+    if (rank_ != 0 || !rt.log->should_log(begins ? spdlog::level::info : spdlog::level::debug)) return;
     const std::string first = calls == 1 ? std::string("call") : fmt::format("{} calls", calls);
-    if (rank_ == 0 && !plan.trials.native_first())
+    if (begins)
       rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), "
                    "as much as the trials are priced to cost beyond it: the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
                    planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
                    planner::format_seconds(agreed.front()));
-    else if (rank_ == 0)
+    else
       rt.log->debug("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), less than the "
                     "trials are priced to cost beyond it: native MPI runs on (CANOPY_AUTO_NATIVE_FIRST)",
                     planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
