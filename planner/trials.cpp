@@ -181,6 +181,12 @@ void Trials::end_round(const std::vector<double>& agreed) {
     phase_ = Phase::kWithNative;
     native_calls_ = first_calls_;  // warm: its first batch leaves out one call, as the others'
     native_first_mean_ = agreed[0];
+    // Native's batches by its measured time, where that makes them shorter (trials.h).
+    if (const int measured = trial_batch(native_first_mean_); native_ >= 0 && measured < batch_of(native_)) {
+      if (settings_.batches.size() <= static_cast<std::size_t>(native_))
+        settings_.batches.resize(static_cast<std::size_t>(native_) + 1, 0);
+      settings_.batches[static_cast<std::size_t>(native_)] = measured;
+    }
     live_ = pending_;
     start_rounds();
     if (!decided_ && round_ == 0) {  // a first look: native's first calls stand for its look (trials.h)

@@ -79,7 +79,13 @@
 //    agree on native's time at its calls 1, 2, 4, 8, ... (the slowest rank's sum), so
 //    they begin the rounds at the same call; a round is reported for each of those
 //    agreements, with native's mean so far. Native's first calls are not measured again
-//    in its first round (native is warm by then).
+//    in its first round (native is warm by then). Native's batch, sized by the model's
+//    best point-to-point price (trial_batches), is sized by its first calls' measured
+//    time instead where that makes it shorter. Decision: a fresh 16 KiB allreduce on 2
+//    ranks (MPICH 4.0.2, a barrier after each call, OSU's 10 untimed and 100 timed calls)
+//    measured native's first 16 calls at 196-250 us a call (the ring's schedules: 3), and
+//    native's batch of the first round, 9 calls priced at 5 us each, took 55-680 us a
+//    call: more than half of the row's time.
 //    The price (TrialPrice): a schedule's calls under a millisecond at their whole
 //    predicted time, since what makes them dear is outside the model (warm-ups, the
 //    ring's fills, switches); a call of a millisecond or more at what it would cost

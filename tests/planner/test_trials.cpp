@@ -865,3 +865,33 @@ TEST_CASE("Trials: native sitting out the first look still decides it: slow sche
   // Native, warm, turns out as fast as the schedule: native stays.
   CHECK(run(clear, [](int c) { return c == 2 ? 0.02 : 0.02; }) == 2);
 }
+
+TEST_CASE("Trials: after native's first calls, native's batch is sized by their measured time where that is shorter",
+          "[trials]") {
+  auto first_round_calls = [](double native_first_mean) {
+    TrialSettings s;
+    s.batches = {4, 11};          // the schedule's; native's, priced by a 5 us point-to-point schedule
+    s.native_first = TrialPrice{};  // no price: the rounds begin at the first agreement
+    Trials t(2, 1, s);
+    REQUIRE(t.record(native_first_mean));
+    t.end_round({native_first_mean});
+    REQUIRE_FALSE(t.native_first());
+    std::map<int, int> calls;
+    bool ended = false;
+    while (!ended) {
+      const int c = t.current();
+      ++calls[c];
+      ended = t.record(c == 1 ? native_first_mean : 3e-6);
+    }
+    return calls;
+  };
+  // Native's first calls at 200 us (a fresh 16 KiB allreduce on MPICH): a batch of 2, the
+  // first not measured, instead of 11.
+  std::map<int, int> slow = first_round_calls(200e-6);
+  CHECK(slow[0] == 4);
+  CHECK(slow[1] == trial_batch(200e-6));
+  CHECK(slow[1] == 2);
+  // Native at 1 us: its measured time would make a longer batch; the priced one stays.
+  std::map<int, int> fast = first_round_calls(1e-6);
+  CHECK(fast[1] == 11);
+}
