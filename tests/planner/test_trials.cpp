@@ -808,31 +808,26 @@ TEST_CASE("Trials: after a first look only the fastest schedule, and native wher
           "[trials]") {
   TrialSettings s;
   s.batch = 1;  // calls of a millisecond or more: a first look
-  // Native in the look (no native_first): the fastest schedule and native stay.
+  // The settling call, then one call each at `times` (native in the look: no native_first).
+  auto first_look = [](Trials& t, const std::vector<double>& times) {
+    REQUIRE_FALSE(t.record(1.0));
+    bool ended = false;
+    while (!ended) ended = t.record(times[t.current()]);
+    t.end_round(t.round_means());
+  };
+  // The fastest schedule and native stay.
   Trials t(4, 3, s);
-  REQUIRE_FALSE(t.record(1.0));  // the settling call
-  bool ended = false;
-  const std::vector<double> look{0.12, 0.10, 0.11, 0.13};
-  while (!ended) ended = t.record(look[t.current()]);
-  t.end_round(t.round_means());
+  first_look(t, {0.12, 0.10, 0.11, 0.13});
   CHECK(t.live() == std::vector<int>{1, 3});
   // Native fastest in the look: it stays, with the fastest schedule, which must still
   // beat it in a measured round to replace it.
   Trials n(3, 2, s);
-  REQUIRE_FALSE(n.record(1.0));
-  ended = false;
-  const std::vector<double> native_fast{0.20, 0.15, 0.10};
-  while (!ended) ended = n.record(native_fast[n.current()]);
-  n.end_round(n.round_means());
+  first_look(n, {0.20, 0.15, 0.10});
   CHECK(n.live() == std::vector<int>{1, 2});
   CHECK(run(n, [](int c) { return c == 2 ? 0.10 : 0.15; }) == 2);
   // Every schedule beyond the first look's factor: native alone is left, and decided.
   Trials far(3, 2, s);
-  REQUIRE_FALSE(far.record(1.0));
-  ended = false;
-  const std::vector<double> slow{0.40, 0.50, 0.10};
-  while (!ended) ended = far.record(slow[far.current()]);
-  far.end_round(far.round_means());
+  first_look(far, {0.40, 0.50, 0.10});
   CHECK(far.decided());
   CHECK(far.chosen() == 2);
 }
