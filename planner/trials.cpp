@@ -207,7 +207,8 @@ void Trials::end_round(const std::vector<double>& agreed) {
       fastest = std::min(fastest, agreed[i]);
     }
     ++round_;
-    live_ = after_first_look(agreed, settings_.first_look * fastest);
+    if (const int winner = clear_winner(agreed); winner >= 0) live_ = {live_[winner]};
+    else live_ = after_first_look(agreed, settings_.first_look * fastest);
     live_.push_back(native_);  // native last, as in every round
     clear_round();
     if (live_.size() <= 1 || round_ > settings_.rounds) decide();
@@ -240,7 +241,6 @@ void Trials::end_round(const std::vector<double>& agreed) {
 }
 
 std::vector<int> Trials::after_first_look(const std::vector<double>& agreed, double limit) const {
-  if (const int winner = clear_winner(agreed); winner >= 0) return {live_[winner]};
   int fastest_schedule = -1;
   for (std::size_t i = 0; i < live_.size(); ++i)
     if (live_[i] != native_ && agreed[i] <= limit &&

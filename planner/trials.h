@@ -342,9 +342,9 @@ class Trials {
   // The position in live_ of the candidate `clear` times faster than every other in
   // `agreed` (one per live candidate), or -1 (none, or fewer than two live).
   int clear_winner(const std::vector<double>& agreed) const;
-  // What goes on after a first look with these agreed means (in live() order): a clear
-  // winner alone; else the fastest schedule no slower than `limit`, and native MPI
-  // where it is live and no slower than `limit` (trials.h).
+  // What goes on after a first look without a clear winner, from its agreed means (in
+  // live() order): the fastest schedule no slower than `limit`, and native MPI where it
+  // is live and no slower than `limit` (trials.h).
   std::vector<int> after_first_look(const std::vector<double>& agreed, double limit) const;
   void decide();
   void clear_round();  // the round's sums, for the live candidates
