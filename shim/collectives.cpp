@@ -447,8 +447,27 @@ struct CallArgs {
 // Whether the collective has a root the caller names (checked against the size).
 bool has_root(planner::Collective c) { return c != planner::Collective::Allreduce; }
 
+// The first step of the one path: where a native shortcut stands for the call's
+// arguments, native MPI runs through it (true, its error code in `err`), before the
+// wrapper sets up anything the rest of the path needs (a reduction's layout, the plan
+// key's lambdas, run_call's frame). Decision: with the shortcut tried in run_call, a
+// one-rank 8 B MPI_Reduce that auto keeps native took 40 ns with Canopy against Open
+// MPI's 13.5 (4.1.4, a loop of 2,000,000 calls); perf put the 27 ns in the wrapper's
+// set-up, the calls to runtime() and the shortcut's bookkeeping, and a shortcut checked
+// first that only called MPI cost 0.5 ns. Section 16 of docs/performance-history.md has
+// what each change saved.
+template <typename RunNative>
+inline bool through_shortcut(planner::Collective collective, MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count,
+                             int root, RunNative native, int& err) {
+  if (!runtime().active) return false;  // (after MPI_Finalize's tear-down the states are gone)
+  NativeShortcut* s = shortcuts_of(collective).find(comm, type, op, count, root);
+  if (!s) return false;
+  err = run_shortcut(collective, *s, comm, root, native);
+  return true;
+}
+
 // The one path of every intercepted collective: the runtime's switches, the native
-// shortcut, the communicator's state, the call's plan key (`describe` fills it, and
+// shortcut (through_shortcut, which the wrapper tries first), the communicator's state, the call's plan key (`describe` fills it, and
 // whatever the schedule needs to lay out buffers, or names why native MPI runs), the
 // plan, and then run_plan with `schedule` or `native`. A new collective is a CallArgs,
 // a describe and a schedule, not a copy of this function.
@@ -463,9 +482,7 @@ int run_call(const CallArgs& call, Describe describe, RunSchedule schedule, RunN
   };
   if (!rt.active) return fallback(FallbackReason::Disabled);
   if (rt.always_native(collective)) return fallback(FallbackReason::AlgorithmNative);
-  NativeShortcuts& shortcuts = shortcuts_of(collective);
-  if (const NativeShortcut* s = shortcuts.find(call.comm, call.type, call.op, call.count, call.root))
-    return run_shortcut(collective, *s, call.comm, call.root, native);
+  // (The wrapper has tried the native shortcut: through_shortcut.)
   const double entered =
       timing_lookups[static_cast<int>(collective)].load(std::memory_order_relaxed) ? PMPI_Wtime() : 0;
   CommState* state = nullptr;
@@ -520,17 +537,23 @@ bool describe_reduction(MPI_Datatype datatype, MPI_Op op, int count, DatatypeLay
   return true;
 }
 
-// MPI_Reduce and MPI_Allreduce: the same buffers but for whose accumulator is the
-// receive buffer (the root's, or every rank's) and who may pass MPI_IN_PLACE. A rank of
-// a reduce that is not the root builds partial results in a workspace of its own.
-int reduction(planner::Collective collective, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-              MPI_Op op, int root, MPI_Comm comm) {
-  Runtime& rt = runtime();
+// The native MPI call of each collective, for run_call and the shortcut alike.
+int native_reduction(planner::Collective collective, const void* sendbuf, void* recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  if (collective == planner::Collective::Allreduce)
+    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  return native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, runtime().copy_in_place_at_nonzero_root);
+}
+
+// MPI_Reduce and MPI_Allreduce past the shortcut (the wrappers below try it first): the
+// same buffers but for whose accumulator is the receive buffer (the root's, or every
+// rank's) and who may pass MPI_IN_PLACE. A rank of a reduce that is not the root builds
+// partial results in a workspace of its own. Not inlined into the wrappers: its frame
+// and set-up are what the shortcut saves.
+[[gnu::noinline]] int reduction(planner::Collective collective, const void* sendbuf, void* recvbuf, int count,
+                                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   const bool all = collective == planner::Collective::Allreduce;
-  auto native = [&] {
-    if (all) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, rt.copy_in_place_at_nonzero_root);
-  };
+  auto native = [&] { return native_reduction(collective, sendbuf, recvbuf, count, datatype, op, root, comm); };
   DatatypeLayout layout;
   auto describe = [&](std::int64_t& units, std::int64_t& element_bytes, bool& commutative, FallbackReason& why) {
     return describe_reduction(datatype, op, count, layout, units, element_bytes, commutative, why);
@@ -552,17 +575,8 @@ int reduction(planner::Collective collective, const void* sendbuf, void* recvbuf
   return run_call({collective, comm, datatype, op, count, all ? 0 : root}, describe, schedule, native);
 }
 
-}  // namespace
-
-int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
-  return reduction(planner::Collective::Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
-}
-
-int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return reduction(planner::Collective::Allreduce, sendbuf, recvbuf, count, datatype, op, 0, comm);
-}
-
-int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+// MPI_Bcast past the shortcut (as reduction).
+[[gnu::noinline]] int broadcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   Runtime& rt = runtime();
   auto native = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
   std::int64_t bytes = 0;
@@ -606,6 +620,29 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     return err;
   };
   return run_call({planner::Collective::Bcast, comm, datatype, MPI_OP_NULL, count, root}, describe, schedule, native);
+}
+
+}  // namespace
+
+int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  constexpr planner::Collective kReduce = planner::Collective::Reduce;
+  auto native = [&] { return native_reduction(kReduce, sendbuf, recvbuf, count, datatype, op, root, comm); };
+  if (int err = MPI_SUCCESS; through_shortcut(kReduce, comm, datatype, op, count, root, native, err)) return err;
+  return reduction(kReduce, sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  constexpr planner::Collective kAllreduce = planner::Collective::Allreduce;
+  auto native = [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
+  if (int err = MPI_SUCCESS; through_shortcut(kAllreduce, comm, datatype, op, count, 0, native, err)) return err;
+  return reduction(kAllreduce, sendbuf, recvbuf, count, datatype, op, 0, comm);
+}
+
+int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  constexpr planner::Collective kBcast = planner::Collective::Bcast;
+  auto native = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
+  if (int err = MPI_SUCCESS; through_shortcut(kBcast, comm, datatype, MPI_OP_NULL, count, root, native, err)) return err;
+  return broadcast(buffer, count, datatype, root, comm);
 }
 
 }  // namespace canopy::shim

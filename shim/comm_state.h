@@ -145,7 +145,13 @@ class CommState {
   // What plan() does on a hit, for a plan found before (its handle): counted and made
   // the most recently used, so that the cache evicts alike on every rank whether a rank
   // looked the plan up or took a shortcut to it. Valid while generation() is unchanged.
-  void touch(PlanHandle where);
+  // Inline, and no splice where the plan is the most recent already (a loop of one
+  // call): native MPI's shortcut (shim/collectives.cpp) takes it on every call.
+  void touch(PlanHandle where) {
+    std::lock_guard<ThreadLock> lock(plans_lock_);
+    if (where != lru_.begin()) lru_.splice(lru_.begin(), lru_, where);
+    add_one(cache_hits, concurrent_);
+  }
   // Changes whenever a state is freed or a plan leaves a cache: a pointer to either,
   // or a handle, taken before is then no longer to be used.
   static std::uint64_t generation() { return generation_.load(std::memory_order_relaxed); }

@@ -46,10 +46,8 @@ const char* fallback_name(FallbackReason r) { return kReasons[static_cast<int>(r
 const char* fallback_text(FallbackReason r) { return kReasons[static_cast<int>(r)].text; }
 bool fallback_forced(FallbackReason r) { return kReasons[static_cast<int>(r)].forced; }
 
-void FallbackCounters::record(planner::Collective collective, FallbackReason reason, bool concurrent) {
-  PerReason& slot = by_collective_[index(collective)][static_cast<int>(reason)];
-  add_one(slot.calls, concurrent);
-  if (slot.said.load(std::memory_order_relaxed) || slot.said.exchange(true)) return;
+void FallbackCounters::say_once(planner::Collective collective, FallbackReason reason, PerReason& slot) {
+  if (slot.said.exchange(true)) return;
   const Runtime& rt = runtime();
   if (!rt.log) return;
   const bool info = fallback_forced(reason) && rt.world_rank == 0;

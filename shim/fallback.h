@@ -57,7 +57,11 @@ class FallbackCounters {
   // process, logs it: at info on world rank 0 when the user forced it, otherwise at
   // debug (on every rank, so a reason only ranks of a sub-communicator see shows too).
   // `concurrent`: other threads may count at the same time (MPI_THREAD_MULTIPLE).
-  void record(planner::Collective collective, FallbackReason reason, bool concurrent = true);
+  void record(planner::Collective collective, FallbackReason reason, bool concurrent = true) {
+    PerReason& slot = by_collective_[static_cast<int>(collective)][static_cast<int>(reason)];
+    add_one(slot.calls, concurrent);
+    if (!slot.said.load(std::memory_order_relaxed)) say_once(collective, reason, slot);
+  }
   long count(planner::Collective collective, FallbackReason reason) const;
   // The reasons with a non-zero count, in enum order, as (fallback_name, calls): what
   // an end-of-run report prints.
@@ -68,6 +72,8 @@ class FallbackCounters {
     std::atomic<long> calls{0};
     std::atomic<bool> said{false};
   };
+  // The first call of a (collective, reason): logs it (record's words), once.
+  void say_once(planner::Collective collective, FallbackReason reason, PerReason& slot);
   std::array<std::array<PerReason, kFallbackReasons>, planner::kCollectives> by_collective_;
 };
 

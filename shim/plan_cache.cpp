@@ -555,12 +555,6 @@ void remember_plan(const PlanRecipe& recipe, const CachedPlan& plan) {
 std::atomic<long> CommState::cache_hits{0};
 std::atomic<std::uint64_t> CommState::generation_{1};
 
-void CommState::touch(PlanHandle where) {
-  std::lock_guard<ThreadLock> lock(plans_lock_);
-  lru_.splice(lru_.begin(), lru_, where);
-  add_one(cache_hits, concurrent_);
-}
-
 PlanCacheStats CommState::cache_stats() {
   std::lock_guard<ThreadLock> lock(cache_stats_mutex);
   PlanCacheStats out = cache_counts;

@@ -27,8 +27,11 @@
 
 namespace canopy::shim {
 
-Runtime& runtime() {
+std::atomic<Runtime*> detail::made_runtime{nullptr};
+
+Runtime& detail::make_runtime() {
   static Runtime instance;
+  made_runtime.store(&instance, std::memory_order_release);
   return instance;
 }
 

@@ -88,7 +88,21 @@ struct Runtime {
   }
 };
 
-Runtime& runtime();
+namespace detail {
+// The process's Runtime once made (null before: constant-initialised, so whatever the
+// order in which the library's statics are made), and its making, on first use.
+extern std::atomic<Runtime*> made_runtime;
+Runtime& make_runtime();
+}  // namespace detail
+
+// The process's one Runtime. Inline, one load: every intercepted call asks for it,
+// several times on the way to native MPI, and a call into runtime.cpp for it (a local
+// static, whose constructor kept it from being inlined) was 2-4 ns of what Canopy added
+// to a one-rank 8 B MPI_Reduce (perf; docs/performance-history.md, section 16).
+inline Runtime& runtime() {
+  Runtime* made = detail::made_runtime.load(std::memory_order_acquire);
+  return made ? *made : detail::make_runtime();
+}
 
 // After PMPI_Init*: parse settings, agree across ranks, set up logging.
 void initialize(int thread_level);
