@@ -88,15 +88,12 @@ std::uint64_t call_fingerprint(const PlanKey& key, std::int64_t count, int candi
   return h.value();
 }
 
-// Runs a call natively for `why`: counted, and with CANOPY_TIMING or CANOPY_REPORT
-// also timed and recorded under its kind of call and reason. `cache`, when given,
-// keeps the record found on the first call for the next ones.
+// run_native's call where the report records calls (out of line: its frame and the
+// record's lookup would slow every other native call down).
 template <typename RunNative>
-int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int64_t bytes, FallbackReason why,
-               RunNative native, RecordCache* cache = nullptr) {
+[[gnu::noinline]] int run_native_recorded(planner::Collective collective, MPI_Comm comm, int root, std::int64_t bytes,
+                                          FallbackReason why, const RunNative& native, RecordCache* cache) {
   Runtime& rt = runtime();
-  rt.count_fallback(collective, why);
-  if (!rt.stats.enabled()) return native();
   CallRecord* record = cache && cache->record && cache->bytes == bytes ? cache->record : nullptr;
   if (!record) {
     CallKind kind;
@@ -121,6 +118,19 @@ int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int
   const int err = native();
   record->add(PMPI_Wtime() - start);
   return err;
+}
+
+// Runs a call natively for `why`: counted, and with CANOPY_TIMING or CANOPY_REPORT
+// also timed and recorded under its kind of call and reason. `cache`, when given,
+// keeps the record found on the first call for the next ones. (`native` by reference:
+// copied, a lambda's captures went through the stack on every call.)
+template <typename RunNative>
+inline int run_native(planner::Collective collective, MPI_Comm comm, int root, std::int64_t bytes, FallbackReason why,
+                      const RunNative& native, RecordCache* cache = nullptr) {
+  Runtime& rt = runtime();
+  rt.count_fallback(collective, why);
+  if (!rt.stats.enabled()) return native();
+  return run_native_recorded(collective, comm, root, bytes, why, native, cache);
 }
 
 // Message bytes of `count` elements of `datatype`, or -1 when MPI cannot say.
@@ -282,7 +292,8 @@ void remember_native(planner::Collective collective, CommState& state, CachedPla
 // A call through shortcut `s` (its arguments matched): what the lookup it skips would
 // have done, a native call for the same plan and reason, counted as that plan's.
 template <typename RunNative>
-int run_shortcut(planner::Collective collective, const NativeShortcut& s, MPI_Comm comm, int root, RunNative native) {
+int run_shortcut(planner::Collective collective, const NativeShortcut& s, MPI_Comm comm, int root,
+                 const RunNative& native) {
   s.state->touch(s.where);
   if (s.why == FallbackReason::AutoNativeFirst || s.why == FallbackReason::AutoTrialNative) {
     // Native MPI's call in a trial: timed and recorded as run_plan does. Once the trial
@@ -335,7 +346,7 @@ CallRecord* record_of(Candidate& c, const PlanKey& key, int comm_size, std::int6
 template <typename RunSchedule, typename RunNative>
 int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_t count,
              const std::vector<planner::Segment>* segments, MPI_Comm comm, double entered, RunSchedule schedule,
-             RunNative native) {
+             const RunNative& native) {
   Runtime& rt = runtime();
   Candidate& candidate = plan.candidates[plan.current()];
   const std::int64_t bytes = count * key.element_bytes;
@@ -447,32 +458,42 @@ struct CallArgs {
 // Whether the collective has a root the caller names (checked against the size).
 bool has_root(planner::Collective c) { return c != planner::Collective::Allreduce; }
 
-// The first step of the one path: where a native shortcut stands for the call's
-// arguments, native MPI runs through it (true, its error code in `err`), before the
-// wrapper sets up anything the rest of the path needs (a reduction's layout, the plan
-// key's lambdas, run_call's frame). Decision: with the shortcut tried in run_call, a
-// one-rank 8 B MPI_Reduce that auto keeps native took 40 ns with Canopy against Open
-// MPI's 13.5 (4.1.4, a loop of 2,000,000 calls); perf put the 27 ns in the wrapper's
-// set-up, the calls to runtime() and the shortcut's bookkeeping, and a shortcut checked
-// first that only called MPI cost 0.5 ns. Section 16 of docs/performance-history.md has
-// what each change saved.
+// The first step of the one path: where the runtime's switches say native MPI (Canopy
+// off, CANOPY_*_ALGO=native) or a native shortcut stands for the call's arguments,
+// native MPI runs at once (true, its error code in `err`), before the wrapper sets up
+// anything the rest of the path needs (a reduction's layout, the plan key's lambdas,
+// run_call's frame). Decision: with the shortcut tried in run_call, a one-rank 8 B
+// MPI_Reduce that auto keeps native took 40 ns with Canopy against Open MPI's 13.5
+// (4.1.4, a loop of 2,000,000 calls); perf put the 27 ns in the wrapper's set-up, the
+// calls to runtime() and the shortcut's bookkeeping, and a shortcut checked first that
+// only called MPI cost 0.5 ns. Section 16 of docs/performance-history.md has what each
+// change saved.
 template <typename RunNative>
-inline bool through_shortcut(planner::Collective collective, MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count,
-                             int root, RunNative native, int& err) {
-  if (!runtime().active) return false;  // (after MPI_Finalize's tear-down the states are gone)
+inline bool ran_natively_at_once(planner::Collective collective, MPI_Comm comm, MPI_Datatype type, MPI_Op op,
+                                 int count, int root, const RunNative& native, int& err) {
+  const Runtime& rt = runtime();
+  // (After MPI_Finalize's tear-down Canopy is off, and the shortcuts' states are gone.)
+  if (!rt.active || rt.always_native(collective)) {
+    // The size only feeds the report's records (run_native): not asked of MPI otherwise.
+    const std::int64_t bytes = rt.stats.enabled() ? message_bytes(count, type) : -1;
+    err = run_native(collective, comm, root, bytes,
+                     rt.active ? FallbackReason::AlgorithmNative : FallbackReason::Disabled, native);
+    return true;
+  }
   NativeShortcut* s = shortcuts_of(collective).find(comm, type, op, count, root);
   if (!s) return false;
   err = run_shortcut(collective, *s, comm, root, native);
   return true;
 }
 
-// The one path of every intercepted collective: the runtime's switches, the native
-// shortcut (through_shortcut, which the wrapper tries first), the communicator's state, the call's plan key (`describe` fills it, and
-// whatever the schedule needs to lay out buffers, or names why native MPI runs), the
-// plan, and then run_plan with `schedule` or `native`. A new collective is a CallArgs,
-// a describe and a schedule, not a copy of this function.
+// The one path of every intercepted collective past its first step
+// (ran_natively_at_once, which the wrapper takes first): the communicator's state, the
+// call's plan key (`describe` fills it, and whatever the schedule needs to lay out
+// buffers, or names why native MPI runs), the plan, and then run_plan with `schedule`
+// or `native`. A new collective is a CallArgs, a describe and a schedule, not a copy of
+// this function.
 template <typename Describe, typename RunSchedule, typename RunNative>
-int run_call(const CallArgs& call, Describe describe, RunSchedule schedule, RunNative native) {
+int run_call(const CallArgs& call, Describe describe, RunSchedule schedule, const RunNative& native) {
   Runtime& rt = runtime();
   const planner::Collective collective = call.collective;
   auto fallback = [&](FallbackReason why) {
@@ -480,9 +501,6 @@ int run_call(const CallArgs& call, Describe describe, RunSchedule schedule, RunN
     const std::int64_t bytes = rt.stats.enabled() ? message_bytes(call.count, call.type) : -1;
     return run_native(collective, call.comm, call.root, bytes, why, native);
   };
-  if (!rt.active) return fallback(FallbackReason::Disabled);
-  if (rt.always_native(collective)) return fallback(FallbackReason::AlgorithmNative);
-  // (The wrapper has tried the native shortcut: through_shortcut.)
   const double entered =
       timing_lookups[static_cast<int>(collective)].load(std::memory_order_relaxed) ? PMPI_Wtime() : 0;
   CommState* state = nullptr;
@@ -627,21 +645,22 @@ int native_reduction(planner::Collective collective, const void* sendbuf, void* 
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   constexpr planner::Collective kReduce = planner::Collective::Reduce;
   auto native = [&] { return native_reduction(kReduce, sendbuf, recvbuf, count, datatype, op, root, comm); };
-  if (int err = MPI_SUCCESS; through_shortcut(kReduce, comm, datatype, op, count, root, native, err)) return err;
+  if (int err = MPI_SUCCESS; ran_natively_at_once(kReduce, comm, datatype, op, count, root, native, err)) return err;
   return reduction(kReduce, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   constexpr planner::Collective kAllreduce = planner::Collective::Allreduce;
   auto native = [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
-  if (int err = MPI_SUCCESS; through_shortcut(kAllreduce, comm, datatype, op, count, 0, native, err)) return err;
+  if (int err = MPI_SUCCESS; ran_natively_at_once(kAllreduce, comm, datatype, op, count, 0, native, err)) return err;
   return reduction(kAllreduce, sendbuf, recvbuf, count, datatype, op, 0, comm);
 }
 
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   constexpr planner::Collective kBcast = planner::Collective::Bcast;
   auto native = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
-  if (int err = MPI_SUCCESS; through_shortcut(kBcast, comm, datatype, MPI_OP_NULL, count, root, native, err)) return err;
+  if (int err = MPI_SUCCESS; ran_natively_at_once(kBcast, comm, datatype, MPI_OP_NULL, count, root, native, err))
+    return err;
   return broadcast(buffer, count, datatype, root, comm);
 }
 

@@ -19,6 +19,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -148,7 +149,8 @@ class CommState {
   // Inline, and no splice where the plan is the most recent already (a loop of one
   // call): native MPI's shortcut (shim/collectives.cpp) takes it on every call.
   void touch(PlanHandle where) {
-    std::lock_guard<ThreadLock> lock(plans_lock_);
+    std::unique_lock<ThreadLock> lock(plans_lock_, std::defer_lock);  // (concurrent_: no need to ask the runtime)
+    if (concurrent_) lock.lock();
     if (where != lru_.begin()) lru_.splice(lru_.begin(), lru_, where);
     add_one(cache_hits, concurrent_);
   }

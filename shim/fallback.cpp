@@ -61,6 +61,13 @@ long FallbackCounters::count(planner::Collective collective, FallbackReason reas
   return by_collective_[index(collective)][static_cast<int>(reason)].calls.load(std::memory_order_relaxed);
 }
 
+long FallbackCounters::total() const {
+  long sum = 0;
+  for (const auto& reasons : by_collective_)
+    for (const PerReason& r : reasons) sum += r.calls.load(std::memory_order_relaxed);
+  return sum;
+}
+
 std::vector<std::pair<std::string, long>> FallbackCounters::counts(planner::Collective collective) const {
   std::vector<std::pair<std::string, long>> out;
   for (int r = 0; r < kFallbackReasons; ++r) {

@@ -63,6 +63,7 @@ class FallbackCounters {
     if (!slot.said.load(std::memory_order_relaxed)) say_once(collective, reason, slot);
   }
   long count(planner::Collective collective, FallbackReason reason) const;
+  long total() const;  // every collective's, every reason's
   // The reasons with a non-zero count, in enum order, as (fallback_name, calls): what
   // an end-of-run report prints.
   std::vector<std::pair<std::string, long>> counts(planner::Collective collective) const;

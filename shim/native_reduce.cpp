@@ -68,10 +68,8 @@ bool this_mpi_crashes_on_in_place_reduce_at_nonzero_root() {
   return in_place_reduce_at_nonzero_root_crashes(std::string_view(version, static_cast<std::size_t>(length)));
 }
 
-int native_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                  MPI_Comm comm, bool copy_in_place_at_nonzero_root) {
-  if (!copy_in_place_at_nonzero_root || sendbuf != MPI_IN_PLACE || root <= 0 || count <= 0 || recvbuf == MPI_BOTTOM)
-    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+int native_reduce_with_copy(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                            MPI_Comm comm) {
   int inter = 1, rank = -1;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
       rank != root)

@@ -32,7 +32,14 @@ bool this_mpi_crashes_on_in_place_reduce_at_nonzero_root();
 // copy of the receive buffer's `count` elements (a memcpy for a contiguous type, MPI's
 // pack and unpack for others). Where no copy can be made (no memory, a buffer at
 // MPI_BOTTOM whose type holds absolute addresses) the call goes as it came.
-int native_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                  MPI_Comm comm, bool copy_in_place_at_nonzero_root);
+// Inline where no copy can be needed: every call of every rank but such a root's.
+int native_reduce_with_copy(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                            MPI_Comm comm);
+inline int native_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                         MPI_Comm comm, bool copy_in_place_at_nonzero_root) {
+  if (!copy_in_place_at_nonzero_root || sendbuf != MPI_IN_PLACE || root <= 0 || count <= 0 || recvbuf == MPI_BOTTOM)
+    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  return native_reduce_with_copy(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
 
 }  // namespace canopy::shim

@@ -57,7 +57,6 @@ struct Runtime {
   std::shared_ptr<spdlog::logger> log;
   ScheduleLog schedule_log;
   std::atomic<long> intercepted{0};  // calls run with a Canopy schedule
-  std::atomic<long> fallbacks{0};    // calls Canopy handed to native MPI
   CallStats stats;                   // per kind of call, with CANOPY_TIMING or CANOPY_REPORT
   MPI_Comm report_comm = MPI_COMM_NULL;  // private duplicate of MPI_COMM_WORLD for the report
   FallbackCounters fallback_reasons;  // the same calls by collective and reason
@@ -75,11 +74,12 @@ struct Runtime {
   // below that, counters and records need no atomic add or lock (shim/thread_lock.h).
   bool concurrent_calls() const { return thread_level == MPI_THREAD_MULTIPLE; }
 
-  // Counts one call handed to native MPI (both counters; logs a reason's first call).
+  // Counts one call handed to native MPI (logs a reason's first call). One counter a
+  // call: the total is their sum (fallback_calls), asked for rarely.
   void count_fallback(planner::Collective c, FallbackReason why) {
-    add_one(fallbacks, concurrent_calls());
     fallback_reasons.record(c, why, concurrent_calls());
   }
+  long fallback_calls() const { return fallback_reasons.total(); }
   // This rank's calls of collective `c` that native MPI ran, as (reason, calls) for
   // every reason that occurred, in a fixed order; reasons are FallbackReason's stable
   // names ("intercommunicator", "planning-error", ...). For an end-of-run report.

@@ -78,7 +78,7 @@ CANOPY_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, M
 
 CANOPY_EXPORT long canopy_intercepted_calls(void) { return canopy::shim::runtime().intercepted.load(); }
 
-CANOPY_EXPORT long canopy_fallback_calls(void) { return canopy::shim::runtime().fallbacks.load(); }
+CANOPY_EXPORT long canopy_fallback_calls(void) { return canopy::shim::runtime().fallback_calls(); }
 
 CANOPY_EXPORT long canopy_fallback_count(const char* collective, const char* reason) {
   using canopy::planner::Collective;
