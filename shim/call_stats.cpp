@@ -23,12 +23,6 @@ void CallRecord::add(double seconds) {
   max_ = std::max(max_, seconds);
 }
 
-void CallRecord::count() {
-  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  if (runtime().concurrent_calls()) lock.lock();
-  ++calls_;
-}
-
 nlohmann::json CallRecord::to_json() const {
   std::lock_guard<std::mutex> lock(mutex_);
   nlohmann::json j = {{"collective", planner::to_string(kind_.collective)},

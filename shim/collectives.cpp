@@ -88,8 +88,9 @@ std::uint64_t call_fingerprint(const PlanKey& key, std::int64_t count, int candi
   return h.value();
 }
 
-// run_native's call where the report records calls (out of line: its frame and the
-// record's lookup would slow every other native call down).
+// run_native's call where the report records calls and the record is to be found or
+// the call timed (out of line: its frame and the record's lookup would slow every
+// other native call down).
 template <typename RunNative>
 [[gnu::noinline]] int run_native_recorded(planner::Collective collective, MPI_Comm comm, int root, std::int64_t bytes,
                                           FallbackReason why, const RunNative& native, RecordCache* cache) {
@@ -111,7 +112,7 @@ template <typename RunNative>
     if (cache) *cache = {record, bytes};
   }
   if (!record->time_next()) {
-    record->count();
+    record->count(rt.concurrent_calls());
     return native();
   }
   const double start = PMPI_Wtime();
@@ -130,6 +131,10 @@ inline int run_native(planner::Collective collective, MPI_Comm comm, int root, s
   Runtime& rt = runtime();
   rt.count_fallback(collective, why);
   if (!rt.stats.enabled()) return native();
+  if (cache && cache->record && cache->bytes == bytes && !cache->record->time_next()) {
+    cache->record->count(rt.concurrent_calls());  // most calls of a kind: counted, not timed
+    return native();
+  }
   return run_native_recorded(collective, comm, root, bytes, why, native, cache);
 }
 
@@ -390,7 +395,7 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
   const bool trial = plan.trialling();
   CallRecord* record = rt.stats.enabled() && !candidate.native ? record_of(candidate, key, state.size(), bytes) : nullptr;
   const bool sampled = record && record->time_next();
-  if (record && !sampled) record->count();
+  if (record && !sampled) record->count(rt.concurrent_calls());
   // CANOPY_LEARN: a few decided calls are timed and agreed on, for the model to learn.
   const bool learn_sample = !candidate.native && state.learning() && plan.sample_due();
   const bool timed = trial || sampled || learn_sample;
