@@ -146,6 +146,16 @@ std::int64_t message_bytes(int count, MPI_Datatype datatype) {
   return static_cast<std::int64_t>(count) * size;
 }
 
+// run_native for a call whose size Canopy has not worked out (it goes to native MPI
+// before any lookup): the size only feeds the report's records, so MPI is asked for it
+// only where the report records calls.
+template <typename RunNative>
+int run_native_unsized(planner::Collective collective, MPI_Comm comm, int root, int count, MPI_Datatype type,
+                       FallbackReason why, const RunNative& native) {
+  const std::int64_t bytes = runtime().stats.enabled() ? message_bytes(count, type) : -1;
+  return run_native(collective, comm, root, bytes, why, native);
+}
+
 // Whether the last call of each collective left its plan trialling, so that the next
 // call of it is timed from its start (run_call): a trial measures what a schedule's call
 // costs the program, the lookups before it included, and a decided call pays no clock.
@@ -479,10 +489,8 @@ inline bool ran_natively_at_once(planner::Collective collective, MPI_Comm comm, 
   const Runtime& rt = runtime();
   // (After MPI_Finalize's tear-down Canopy is off, and the shortcuts' states are gone.)
   if (!rt.active || rt.always_native(collective)) {
-    // The size only feeds the report's records (run_native): not asked of MPI otherwise.
-    const std::int64_t bytes = rt.stats.enabled() ? message_bytes(count, type) : -1;
-    err = run_native(collective, comm, root, bytes,
-                     rt.active ? FallbackReason::AlgorithmNative : FallbackReason::Disabled, native);
+    err = run_native_unsized(collective, comm, root, count, type,
+                             rt.active ? FallbackReason::AlgorithmNative : FallbackReason::Disabled, native);
     return true;
   }
   NativeShortcut* s = shortcuts_of(collective).find(comm, type, op, count, root);
@@ -502,9 +510,7 @@ int run_call(const CallArgs& call, Describe describe, RunSchedule schedule, cons
   Runtime& rt = runtime();
   const planner::Collective collective = call.collective;
   auto fallback = [&](FallbackReason why) {
-    // The size only feeds the report's records (run_native): not asked of MPI otherwise.
-    const std::int64_t bytes = rt.stats.enabled() ? message_bytes(call.count, call.type) : -1;
-    return run_native(collective, call.comm, call.root, bytes, why, native);
+    return run_native_unsized(collective, call.comm, call.root, call.count, call.type, why, native);
   };
   const double entered =
       timing_lookups[static_cast<int>(collective)].load(std::memory_order_relaxed) ? PMPI_Wtime() : 0;
@@ -656,7 +662,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   constexpr planner::Collective kAllreduce = planner::Collective::Allreduce;
-  auto native = [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
+  auto native = [&] { return native_reduction(kAllreduce, sendbuf, recvbuf, count, datatype, op, 0, comm); };
   if (int err = MPI_SUCCESS; ran_natively_at_once(kAllreduce, comm, datatype, op, count, 0, native, err)) return err;
   return reduction(kAllreduce, sendbuf, recvbuf, count, datatype, op, 0, comm);
 }
