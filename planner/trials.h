@@ -161,6 +161,15 @@ struct TrialSettings {
   // calls of a size are slow for hundreds of calls, CommState::kWarmNativeCalls). The
   // ranks first agree on native's time at this call, not before.
   int native_first_calls = 0;
+  // With native_first, for classes of sub-microsecond calls (the shim's cheap classes
+  // trialled through the ring): the rounds begin once native's calls have cost this many
+  // times the trials' price (1: the ski-rental rule as it stands), and after native's
+  // first kTimedNativeFirstCalls only one call in `native_first_sample` is timed
+  // (times_next()), its mean standing for the others. Both are for rows of a few
+  // thousand calls of well under a microsecond, where the trials cannot win much and
+  // timing each call costs a fifth of it (kCheapNativeFirstFactor says why).
+  double native_first_factor = 1;
+  int native_first_sample = 1;
   double recheck_share = 0;     // of a decided choice's time, for checking it again (0: a decision is final)
 };
 
@@ -168,6 +177,13 @@ struct TrialSettings {
 // a recheck of calls this cheap says little after fewer, and OSU's 110 calls a size
 // never meet one.
 constexpr long kMinRecheckCalls = 1024;
+
+// Native MPI's first calls of a size class that are all timed where only some are after
+// (TrialSettings::native_first_sample): its coldest calls, whose cost the mean must hold.
+constexpr int kTimedNativeFirstCalls = 32;
+// A sampled call of native's first calls counts at most this many times the fastest
+// sampled before it (Trials::record says why).
+constexpr double kSampledCallCap = 8;
 
 // The calls native MPI runs before the trials of a cheap size class (one priced under
 // CANOPY_AUTO_NATIVE_BELOW) whose ring exists already (TrialSettings::native_first_calls),
@@ -192,6 +208,20 @@ constexpr int kWarmMidNativeFirstCalls = 16;
 constexpr double kMidCallSeconds = 2e-6;
 constexpr int warm_native_first_calls(double best_price) {
   return best_price < kMidCallSeconds ? kWarmNativeFirstCalls : kWarmMidNativeFirstCalls;
+}
+
+// The ski-rental factor and the timing of native's first calls (TrialSettings::
+// native_first_factor, native_first_sample) for a cheap size class trialled through the
+// ring, by the model's price of its best schedule: kCheapNativeFirstFactor and one call
+// in kCheapNativeFirstSample timed under kMidCallSeconds, the plain rule from there.
+// Decision: TODO (measured below).
+constexpr double kCheapNativeFirstFactor = 8;
+constexpr int kCheapNativeFirstSample = 16;
+constexpr double cheap_native_first_factor(double best_price) {
+  return best_price < kMidCallSeconds ? kCheapNativeFirstFactor : 1;
+}
+constexpr int cheap_native_first_sample(double best_price) {
+  return best_price < kMidCallSeconds ? kCheapNativeFirstSample : 1;
 }
 
 // Whether auto trials a call kept native for being cheap (its best schedule priced under
@@ -302,6 +332,18 @@ class Trials {
   // (TrialSettings::native_first), and how many it has run so far.
   bool native_first() const { return phase_ == Phase::kNativeFirst; }
   int native_first_calls() const { return first_calls_; }
+  // What native's first calls must cost (on the slowest rank, in all) before the rounds
+  // begin, when they take `native_mean` a call (TrialSettings::native_first and
+  // native_first_factor); 0 where the settings price no trials (no native_first).
+  double native_first_target(double native_mean) const;
+  // Whether the next call is to be timed and passed to record(), rather than counted
+  // with record_untimed(): every call but native's first calls past
+  // kTimedNativeFirstCalls where TrialSettings::native_first_sample says so. The same
+  // answer on every rank (it follows the call count).
+  bool times_next() const {
+    return phase_ != Phase::kNativeFirst || settings_.native_first_sample <= 1 ||
+           first_calls_ < kTimedNativeFirstCalls || first_calls_ % settings_.native_first_sample == 0;
+  }
 
   // Records this rank's duration of the call just made with current(). True when a
   // round has ended: the ranks must then agree on round_means() (each element's
@@ -311,6 +353,19 @@ class Trials {
   // was measured). Each rank decides that for itself; every rank counts the same calls,
   // so rounds still end at the same call everywhere.
   bool record(double seconds, bool first_touch = false);
+  // Counts a call times_next() left untimed, as record() would count it (true: the
+  // ranks must agree, as after record()).
+  bool record_untimed();
+  // Where the next call is one of native's first calls that is neither timed nor ends a
+  // round, counts it (true): nothing else changes. Inline for the native shortcut's
+  // path (shim/collectives.cpp), where record_untimed() and what follows it cost a
+  // call 10-20 ns more. False: the call goes as times_next() says.
+  bool count_quiet_call() {
+    if (phase_ != Phase::kNativeFirst || times_next() || first_calls_ + 1 >= next_agreement_) return false;
+    ++calls_;
+    ++first_calls_;
+    return true;
+  }
   // This rank's mean time per measured call of each live candidate this round.
   const std::vector<double>& round_means() const { return means_; }
   const std::vector<int>& live() const { return live_; }
@@ -347,6 +402,7 @@ class Trials {
   // is live and no slower than `limit` (trials.h).
   std::vector<int> after_first_look(const std::vector<double>& agreed, double limit) const;
   void decide();
+  bool count_native_first_call();  // one of native's first calls, timed or not (record())
   void clear_round();  // the round's sums, for the live candidates
   void start_rounds();  // first look or measured rounds of live_, from its first call
   void start_native_trial();  // rounds of the schedules' choice and native
@@ -379,7 +435,8 @@ class Trials {
   bool native_aside_ = false;     // native sits out this first look (its first calls stand for it)
   double native_first_mean_ = 0;  // the agreed mean of native's first calls
   int first_calls_ = 0;           // native's first calls so far
-  double first_seconds_ = 0;      // ... and their time on this rank
+  double first_seconds_ = 0;      // ... and their time on this rank (sampled: record())
+  double fastest_sampled_ = std::numeric_limits<double>::infinity();  // ... the fastest of them timed as a sample (record())
   int next_agreement_ = 1;        // the first call count at which the ranks agree on it
   int waited_ = 0;                // calls that ran while waiting
   int native_calls_ = 0;          // calls native MPI ran in these trials

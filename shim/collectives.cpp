@@ -310,14 +310,26 @@ template <typename RunNative>
 int run_shortcut(planner::Collective collective, const NativeShortcut& s, MPI_Comm comm, int root,
                  const RunNative& native) {
   s.state->touch(s.where);
+  if (s.why == FallbackReason::AutoNativeFirst && s.where->second->trials.count_quiet_call()) {
+    // One of native's first calls that is neither timed nor the end of a round: counted.
+    ++s.where->second->calls;
+    return run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
+  }
   if (s.why == FallbackReason::AutoNativeFirst || s.why == FallbackReason::AutoTrialNative) {
     // Native MPI's call in a trial: timed and recorded as run_plan does. Once the trial
     // moves on (another candidate, native's first calls over, a decision), the next call
     // looks its plan up again.
+    // Native's first calls of a cheap class are timed one in several (Trials::times_next).
     CachedPlan& plan = *s.where->second;
-    const double start = PMPI_Wtime();
-    const int err = run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
-    s.state->finish_call(plan, s.where->first, PMPI_Wtime() - start, false);
+    int err;
+    if (plan.trials.times_next()) {
+      const double start = PMPI_Wtime();
+      err = run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
+      s.state->finish_call(plan, s.where->first, PMPI_Wtime() - start, false);
+    } else {
+      err = run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
+      s.state->finish_untimed_call(plan, s.where->first);
+    }
     ++plan.calls;
     const bool still = plan.trialling() && plan.candidates[plan.current()].native &&
                        plan.trials.native_first() == (s.why == FallbackReason::AutoNativeFirst);
@@ -403,12 +415,14 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
                    (direct && !ring->direct());
   }
   const bool trial = plan.trialling();
+  // (Native's first calls of a cheap class are timed one in several: Trials::times_next.)
+  const bool trial_timed = trial && plan.trials.times_next();
   CallRecord* record = rt.stats.enabled() && !candidate.native ? record_of(candidate, key, state.size(), bytes) : nullptr;
   const bool sampled = record && record->time_next();
   if (record && !sampled) record->count(rt.concurrent_calls());
   // CANOPY_LEARN: a few decided calls are timed and agreed on, for the model to learn.
   const bool learn_sample = !candidate.native && state.learning() && plan.sample_due();
-  const bool timed = trial || sampled || learn_sample;
+  const bool timed = trial_timed || sampled || learn_sample;
   if (learn_sample) state.align_for_sample();
   const double start = !timed ? 0 : trial && !candidate.native && entered > 0 ? entered : PMPI_Wtime();
   // CANOPY_TRACE: a sampled call (the same calls on every rank) is recorded step by step.
@@ -447,9 +461,10 @@ int run_plan(CommState& state, CachedPlan& plan, const PlanKey& key, std::int64_
     const double seconds = PMPI_Wtime() - start;
     if (sampled) record->add(seconds);
     // (A ring's first passes pay for its pages once: not what a trial measures.)
-    if (trial) state.finish_call(plan, key, seconds, !without_ring && ring && ring->touched_new_entries());
+    if (trial_timed) state.finish_call(plan, key, seconds, !without_ring && ring && ring->touched_new_entries());
     if (learn_sample) state.sample_call(candidate, seconds);
   }
+  if (trial && !trial_timed) state.finish_untimed_call(plan, key);
   ++plan.calls;
   // A decided plan's calls count towards the recheck of its choice (planner/trials.h);
   // every rank makes this call of the plan, here or through a shortcut, so every rank

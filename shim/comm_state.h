@@ -165,6 +165,8 @@ class CommState {
   // (collective on comm()) and lets the trials prune or decide. `first_touch`: the call
   // warmed ring entries up on this rank (StagingRing::touched_new_entries).
   void finish_call(CachedPlan& plan, const PlanKey& key, double seconds, bool first_touch = false);
+  // The same for a call of `plan` that its trials left untimed (planner::Trials::times_next).
+  void finish_untimed_call(CachedPlan& plan, const PlanKey& key);
   // After a call of a decided plan (made through the plan or a native shortcut): counts
   // it towards the recheck of its choice (planner::Trials::count_decided_call). True
   // where a recheck begins, which rank 0 says at debug level.
@@ -254,6 +256,8 @@ class CommState {
   std::vector<planner::ModelSample> samples_;
   // Adds an agreed time of a call of `c` and refits the model.
   void learn(const Candidate& c, double seconds);
+  // A round of `plan`'s trials has ended: the ranks agree on it, and the trials go on.
+  void end_trial_round(CachedPlan& plan, const PlanKey& key);
   // ---- The plan cache: shim/plan_cache.cpp ----------------------------------------
   // The plan cache, most recently used first, bounded by kMaxPlans. Eviction is the
   // same on every rank: every rank of a communicator makes the same sequence of

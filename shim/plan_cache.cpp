@@ -487,7 +487,11 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // ring: native has run its calls 256 times already.
     if (!trial_cheap && rt.settings.auto_native_first && native_index >= 0) {
       trial.native_first = planner::trial_price(shapes, trial.batches, trial.rounds);
-      if (warm_native_first) trial.native_first_calls = planner::warm_native_first_calls(cheap_best_price);
+      if (warm_native_first) {
+        trial.native_first_calls = planner::warm_native_first_calls(cheap_best_price);
+        trial.native_first_factor = planner::cheap_native_first_factor(cheap_best_price);
+        trial.native_first_sample = planner::cheap_native_first_sample(cheap_best_price);
+      }
     } else if (!trial_cheap) trial.native_after = rt.settings.auto_native_after;
     trial.recheck_share = rt.settings.auto_recheck;  // CANOPY_AUTO_RECHECK (planner/trials.h)
     made->trials = planner::Trials(static_cast<int>(made->candidates.size()), native_index, trial);

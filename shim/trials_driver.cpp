@@ -121,8 +121,15 @@ bool CommState::count_decided_call(CachedPlan& plan, const PlanKey& key) const {
 }
 
 void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds, bool first_touch) {
-  if (!plan.trials.record(seconds, first_touch)) return;
-  // A round has ended: the slowest rank's time is each candidate's time.
+  if (plan.trials.record(seconds, first_touch)) end_trial_round(plan, key);
+}
+
+void CommState::finish_untimed_call(CachedPlan& plan, const PlanKey& key) {
+  if (plan.trials.record_untimed()) end_trial_round(plan, key);
+}
+
+void CommState::end_trial_round(CachedPlan& plan, const PlanKey& key) {
+  // The slowest rank's time is each candidate's time.
   std::vector<double> agreed = plan.trials.round_means();
   const std::vector<int> live = plan.trials.live();
   if (!agree_max(agreed)) {
@@ -144,16 +151,19 @@ void CommState::finish_call(CachedPlan& plan, const PlanKey& key, double seconds
     const bool begins = !plan.trials.native_first();
     if (rank_ != 0 || !rt.log->should_log(begins ? spdlog::level::info : spdlog::level::debug)) return;
     const std::string first = calls == 1 ? std::string("call") : fmt::format("{} calls", calls);
+    const std::string cost = fmt::format("{} in all against {} for the trials",
+                                         planner::format_seconds(agreed.front() * calls),
+                                         planner::format_seconds(plan.trials.native_first_target(agreed.front())));
     if (begins)
-      rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), "
-                   "as much as the trials are priced to cost beyond it: the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
+      rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), {}: "
+                   "the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
                    planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
-                   planner::format_seconds(agreed.front()));
+                   planner::format_seconds(agreed.front()), cost);
     else
-      rt.log->debug("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), less than the "
-                    "trials are priced to cost beyond it: native MPI runs on (CANOPY_AUTO_NATIVE_FIRST)",
+      rt.log->debug("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), {}: "
+                    "native MPI runs on (CANOPY_AUTO_NATIVE_FIRST)",
                     planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
-                    planner::format_seconds(agreed.front()));
+                    planner::format_seconds(agreed.front()), cost);
     return;
   }
   if (rank_ == 0 && rt.log->should_log(spdlog::level::debug)) {

@@ -731,6 +731,118 @@ TEST_CASE("Trials: with native_first_calls, native runs at least that many first
   CHECK_FALSE(early.native_first());
 }
 
+// Runs native's first calls of `t` as the shim does (shim/collectives.cpp, run_shortcut):
+// each call either counted quietly, or timed at `seconds(call)` and recorded, or counted
+// untimed, and each agreement ended with this rank's mean as the agreed one. Returns the
+// call at which the rounds begin (0: not within `calls`), and the calls it timed.
+std::pair<int, int> run_native_first(Trials& t, int calls, const std::function<double(int)>& seconds) {
+  int timed = 0;
+  for (int call = 1; call <= calls; ++call) {
+    REQUIRE(t.native_first());
+    if (t.count_quiet_call()) continue;
+    bool agree;
+    if (t.times_next()) {
+      ++timed;
+      agree = t.record(seconds(call));
+    } else {
+      agree = t.record_untimed();
+    }
+    if (agree) t.end_round(t.round_means());
+    if (!t.native_first()) return {call, timed};
+  }
+  return {0, timed};
+}
+
+TEST_CASE("Trials: sampled native first calls (the shim's cheap classes) time their first 32 calls and then one "
+          "in native_first_sample, and agree at the same calls as when every call is timed",
+          "[trials]") {
+  TrialSettings s;
+  s.batch = 2;
+  s.native_first = TrialPrice{1e-3, {}};  // 1 ms: native's 1 us calls pay for it at call 1000
+  s.native_first_calls = 256;
+  s.native_first_sample = 16;
+  Trials sampled(3, 2, s);
+  const auto [begun, timed] = run_native_first(sampled, 4096, [](int) { return 1e-6; });
+  // The agreements come at calls 256, 512 and 1024, where the sum (1.024 ms) has reached
+  // the price: the same call as with every call timed.
+  CHECK(begun == 1024);
+  CHECK(timed == kTimedNativeFirstCalls + (1024 - kTimedNativeFirstCalls) / 16);
+  CHECK(sampled.native_first_calls() == 1024);
+  CHECK(sampled.calls() == 0);
+  s.native_first_sample = 1;
+  Trials every(3, 2, s);
+  const auto [begun_every, timed_every] = run_native_first(every, 4096, [](int) { return 1e-6; });
+  CHECK(begun_every == 1024);
+  CHECK(timed_every == 1024);
+  // Past native's first calls every call is timed again (the rounds measure each).
+  CHECK(sampled.times_next());
+  CHECK_FALSE(sampled.count_quiet_call());
+  CHECK_FALSE(sampled.record_untimed());
+}
+
+TEST_CASE("Trials: a sampled native call stands for the calls it samples, the first calls for themselves, and a "
+          "pause of the machine in a sample counts at most kSampledCallCap times the fastest sample",
+          "[trials]") {
+  TrialSettings s;
+  s.native_first = TrialPrice{1.0, {}};  // never reached: only the agreed means matter here
+  s.native_first_calls = 256;
+  s.native_first_sample = 16;
+  // The first call (which makes the plan) costs 100 us, every other 1 us: the mean over
+  // 256 calls is the exact one, not the first call's weight times 16.
+  Trials cold(2, 1, s);
+  double mean = 0;
+  for (int call = 1; call <= 256; ++call) {
+    if (cold.count_quiet_call()) continue;
+    const bool agree = cold.times_next() ? cold.record(call == 1 ? 100e-6 : 1e-6) : cold.record_untimed();
+    if (agree) mean = cold.round_means()[0];
+  }
+  CHECK(mean == Approx((100e-6 + 255 * 1e-6) / 256));
+  // Where every call is timed and recorded all the same (the shim's path past a native
+  // shortcut), the calls between samples count as the samples stand for them: once.
+  Trials every_timed(2, 1, s);
+  double every_mean = 0;
+  for (int call = 1; call <= 256; ++call)
+    if (every_timed.record(call == 1 ? 100e-6 : 1e-6)) every_mean = every_timed.round_means()[0];
+  CHECK(every_mean == Approx(mean));
+  // A sampled call that met a 90 us pause counts as 8 of the fastest sample's time, 16 times.
+  Trials paused(2, 1, s);
+  int sample = 0;
+  for (int call = 1; call <= 256; ++call) {
+    if (paused.count_quiet_call()) continue;
+    double seconds = 1e-6;
+    if (paused.times_next() && call > kTimedNativeFirstCalls && ++sample == 3) seconds = 90e-6;
+    const bool agree = paused.times_next() ? paused.record(seconds) : paused.record_untimed();
+    if (agree) mean = paused.round_means()[0];
+  }
+  CHECK(mean == Approx((255 * 1e-6 + kSampledCallCap * 1e-6 * 16 - 1e-6 * 16 + 1e-6) / 256));
+  CHECK(mean < 1.5e-6);
+}
+
+TEST_CASE("Trials: with native_first_factor, native's first calls must cost that many times the trials' price",
+          "[trials]") {
+  TrialSettings s;
+  s.native_first = TrialPrice{100e-6, {}};
+  s.native_first_calls = 256;
+  for (const auto& [factor, begins] : {std::pair{1.0, 256}, std::pair{4.0, 512}, std::pair{8.0, 1024}}) {
+    CAPTURE(factor);
+    s.native_first_factor = factor;
+    Trials t(2, 1, s);
+    CHECK(t.native_first_target(1e-6) == Approx(factor * 100e-6));
+    // Native's calls take 1 us: 256 us at call 256, 512 at 512, 1.024 ms at 1024.
+    CHECK(run_native_first(t, 4096, [](int) { return 1e-6; }).first == begins);
+  }
+  // The shim's factor and sampling apply to the classes priced under kMidCallSeconds alone.
+  CHECK(cheap_native_first_factor(0.5e-6) == kCheapNativeFirstFactor);
+  CHECK(cheap_native_first_factor(kMidCallSeconds) == 1);
+  CHECK(cheap_native_first_sample(0.5e-6) == kCheapNativeFirstSample);
+  CHECK(cheap_native_first_sample(kMidCallSeconds) == 1);
+  Trials none(2, -1, s);  // no native MPI among the candidates: no first calls to count
+  CHECK_FALSE(none.native_first());
+  CHECK_FALSE(none.count_quiet_call());
+  Trials unpriced(2, 1, TrialSettings{});
+  CHECK(unpriced.native_first_target(1e-6) == 0);
+}
+
 TEST_CASE("Trials: the trials' price is each schedule's batch, first look and rounds, at its predicted time",
           "[trials]") {
   // Two schedules (10 us, batches of 6; 40 us, batches of 2) and native (left out).

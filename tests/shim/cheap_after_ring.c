@@ -18,11 +18,12 @@
  *
  * --world: 2 x --calls trios on MPI_COMM_WORLD itself, whose ring Canopy makes at
  * MPI_Init: the cheap allreduces are planned with the ring's schedules at their first
- * call and native MPI runs their first 256 calls (auto-native-first) before the trials,
- * with no plan kept native for being cheap (none below the threshold); the program
- * checks both counts. --first=N: N calls instead of 256 (a class the model prices from
- * 2 us: planner::warm_native_first_calls); then at least N, the trials beginning at the
- * first agreement after them where the calls have not paid for them yet.
+ * call and native MPI runs at least their first 256 calls (auto-native-first) before the
+ * trials, with no plan kept native for being cheap (none below the threshold); the
+ * program checks both counts. --first=N: N calls instead of 256 (a class the model
+ * prices from 2 us: planner::warm_native_first_calls). Then the trials begin at the
+ * first agreement where native's calls have paid for them (for classes priced under
+ * 2 us, kCheapNativeFirstFactor times over), which may be past the program's calls.
  */
 #include "canopy_check.h"
 
@@ -85,12 +86,11 @@ int main(int argc, char **argv) {
         printf("cheap_after_ring: MPI_COMM_WORLD: of %ld allreduces %ld native first, %ld below the threshold\n",
                2 * calls, first, cheap);
       ct_check(cheap == 0, "%ld allreduces on MPI_COMM_WORLD were kept native for being cheap", cheap);
-      if (warm == 256)
-        ct_check(first == (2 * calls < 256 ? 2 * calls : 256),
-                 "%ld allreduces on MPI_COMM_WORLD ran native first, not the first 256", first);
-      else
-        ct_check(first >= (2 * calls < warm ? 2 * calls : warm),
-                 "%ld allreduces on MPI_COMM_WORLD ran native first, fewer than the first %ld", first, warm);
+      // (How many more depends on what they cost: the trials begin at an agreement where
+      // native's calls have cost what the trials are priced at, or for classes priced
+      // under 2 us kCheapNativeFirstFactor times that: planner/trials.h.)
+      ct_check(first >= (2 * calls < warm ? 2 * calls : warm),
+               "%ld allreduces on MPI_COMM_WORLD ran native first, fewer than the first %ld", first, warm);
     }
     const int status = ct_finish();
     MPI_Finalize();
