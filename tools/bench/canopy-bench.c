@@ -70,6 +70,10 @@ static void usage(FILE* out) {
           "                   process, and osu_bcast is a process of its own: run --collectives\n"
           "                   reduce and --collectives bcast apart to match. With --warmup N,\n"
           "                   every size gets N untimed calls instead, as OSU's -x N gives\n"
+          "  --osu-calls N    with --osu: also print CALLS lines, the mean of each run of N of a\n"
+          "                   size's calls (untimed ones first; the ranks' average), and a SLOW\n"
+          "                   line for each call over 10 times the median run's mean: where a\n"
+          "                   row's time goes, call by call\n"
           "  --fresh-comm     every call on a communicator of its own: split from\n"
           "                   MPI_COMM_WORLD (same ranks, same order) right before the call\n"
           "                   and freed right after, both timed with it (a program that makes\n"
@@ -95,6 +99,7 @@ typedef struct {
   long from_first; /* > 0: calls per size timed from the first one (--from-first) */
   int fresh_comm;  /* every call on a new communicator (--fresh-comm) */
   int osu;         /* OSU's calls and timing per size (--osu) */
+  long osu_calls;  /* with --osu: also print the mean of each run of this many calls (--osu-calls) */
 } Options;
 
 typedef struct {
@@ -255,12 +260,46 @@ static double measure_from_first(const Options* o, Bench* b, int kind, int count
  * in which Canopy's interception (about 0.1 us a call) weighed half or less of what it
  * weighs in OSU's. Where ranks outnumber cores, OSU's barrier busy-polls, as this one
  * now does. */
+/* --osu-calls N: rank 0 prints, for a size's calls (untimed ones first), the mean of each
+ * run of N calls, averaged over the ranks as OSU averages, in microseconds:
+ *   CALLS <collective> <bytes> <N> <calls 0..N-1> <calls N..2N-1> ...
+ * and each call that took over 10 times the median of those means (a plan made, a round
+ * of trials agreed, a pause of the machine):
+ *   SLOW <collective> <bytes> <call> <us>
+ * What a row's time is made of, call by call (the calls Canopy's auto spends deciding). */
+static void print_osu_calls(const Options* o, const Bench* b, int kind, int count, const double* each, long n) {
+  double* total = b->rank == 0 ? malloc((size_t)n * sizeof(double)) : NULL;
+  MPI_Request request;
+  MPI_Ireduce(each, total, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &request);
+  polite_wait(&request);
+  if (b->rank != 0) return;
+  const long runs = (n + o->osu_calls - 1) / o->osu_calls;
+  double* means = malloc((size_t)runs * sizeof(double));
+  printf("CALLS %s %ld %ld", kind_names[kind], (long)count * 8, o->osu_calls);
+  for (long r = 0; r < runs; ++r) {
+    double s = 0;
+    long k = 0;
+    for (long i = r * o->osu_calls; i < n && i < (r + 1) * o->osu_calls; ++i, ++k) s += total[i] / b->size;
+    means[r] = s / (double)k * 1e6;
+    printf(" %.3f", means[r]);
+  }
+  printf("\n");
+  const double typical = median(means, (int)runs);  /* (sorts them) */
+  for (long i = 0; i < n; ++i)
+    if (total[i] / b->size * 1e6 > 10 * typical)
+      printf("SLOW %s %ld %ld %.1f\n", kind_names[kind], (long)count * 8, i, total[i] / b->size * 1e6);
+  free(means);
+  free(total);
+}
+
 enum { kOsuLargeMessage = 8192, kOsuSmallSkip = 200, kOsuLargeSkip = 10, kOsuSmallIterations = 1000, kOsuLargeIterations = 100 };
 static double measure_osu(const Options* o, Bench* b, int kind, int count, long* calls, double* fastest_us) {
   const int large = (long)count * 8 > kOsuLargeMessage;
   const long skip = o->warmup_given ? o->warmup : large ? kOsuLargeSkip : kOsuSmallSkip;
   const long iterations = large ? kOsuLargeIterations : kOsuSmallIterations;
   b->calls = 0;
+  /* --osu-calls: each call's time, untimed ones too, for the runs of calls printed after. */
+  double* each = o->osu_calls > 0 ? calloc((size_t)(skip + iterations), sizeof(double)) : NULL;
   polite_barrier();
   double sum = 0;
   for (long i = 0; i < skip + iterations; ++i) {
@@ -268,8 +307,11 @@ static double measure_osu(const Options* o, Bench* b, int kind, int count, long*
     call(o, b, kind, count);
     const double t = MPI_Wtime() - t0;
     if (i >= skip) sum += t;
+    if (each) each[i] = t;
     MPI_Barrier(MPI_COMM_WORLD);
   }
+  if (each) print_osu_calls(o, b, kind, count, each, skip + iterations);
+  free(each);
   const double mine = sum / (double)iterations;
   *calls = iterations;
   *fastest_us = polite_allreduce(mine, MPI_MIN) * 1e6;
@@ -328,6 +370,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
                                     {"from-first", required_argument, 0, 'F'},
                                     {"fresh-comm", no_argument, 0, 'C'},
                                     {"osu", no_argument, 0, 'O'},
+                                    {"osu-calls", required_argument, 0, 'B'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
   *o = (Options){.reduce = 1, .bcast = 1, .allreduce = 0, .warmup = 20, .min_calls = 300, .seconds = 1, .batch_ms = 5};
@@ -363,13 +406,14 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
           return 2;
         }
         break;
-      case 'w': case 'n': case 'r': case 'v': case 'F': {
+      case 'w': case 'n': case 'r': case 'v': case 'F': case 'B': {
         long v = 0;
         const int integer = parse_integer(optarg, &v);
         const char* name = c == 'w'   ? "--warmup"
                            : c == 'n' ? "--min-calls"
                            : c == 'r' ? "--root"
                            : c == 'v' ? "--varying"
+                           : c == 'B' ? "--osu-calls"
                                       : "--from-first";
         if (!integer || v < 0 || v > 1000000) {
           if (rank == 0) fprintf(stderr, "canopy-bench: %s '%s': allowed: an integer in [0, 1000000]\n", name, optarg);
@@ -379,6 +423,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         else if (c == 'n') o->min_calls = (int)v;
         else if (c == 'v') o->varying = v;
         else if (c == 'F') o->from_first = v;
+        else if (c == 'B') o->osu_calls = v;
         else o->root = (int)v;
         break;
       }
@@ -402,6 +447,10 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
   }
   if (optind < argc) {
     if (rank == 0) fprintf(stderr, "canopy-bench: unexpected argument '%s' (see --help)\n", argv[optind]);
+    return 2;
+  }
+  if (o->osu_calls > 0 && !o->osu) {
+    if (rank == 0) fprintf(stderr, "canopy-bench: --osu-calls: allowed with --osu only\n");
     return 2;
   }
   if (o->osu && (o->from_first > 0 || o->varying > 0)) {
