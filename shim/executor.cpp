@@ -114,6 +114,17 @@ constexpr std::int64_t kCombineBlockBytes = 16 * 1024;
 // caches where the user may read it next, which canopy-bench does not.) Elsewhere than
 // the root the output is a ring entry or a buffer that is sent or staged next, which
 // should stay in the caches.
+// An allreduce's schedules take the cached one pass at every size, on every rank: what
+// a rank combines there (its share of the result, in shm-reduce-scatter-allgather) is
+// staged or sent right after, read back from the caches a segment at a time, so
+// streaming it out of them (rank 0, the schedules' root) or copying it first (the
+// others) only adds passes over memory. Measured 2026-12-05, 2 ranks, MPICH,
+// shm-reduce-scatter-allgather, back to back (canopy-bench --collectives allreduce), us
+// a call, 3 alternating runs, before / after, beside canopy-bench-floor's bare shape
+// (whose combine is the cached one pass): 2 MiB 150-180 / 130-137, 4 MiB 318-336 /
+// 290-302 (bare 279-293: 11-16% over it before, 2-8% after), 1 MiB 68-69 / 68
+// (bare 66-67), 8 MiB 952-1326 / 943-1098, 16 MiB 2355-2682 / 2402-2797 (bare
+// 2105-2613: past the caches alike within this VM's noise).
 constexpr std::int64_t kOnePassMaxBytes = std::int64_t{1} << 20;
 
 class RankRun {
@@ -144,8 +155,9 @@ class RankRun {
     for (std::size_t k = 0; k < std::min(nseg, readers_.size()); ++k) readers_[k].clear();
     if (readers_.size() < nseg) readers_.resize(nseg);
     const std::int64_t elements = segments.empty() ? 0 : segments.back().first + segments.back().count;
-    one_pass_ = kernels_.into != nullptr && elements * layout.size <= kOnePassMaxBytes;
-    stream_ = kernels_.stream != nullptr && rank_ == s.root && elements * layout.size > kOnePassMaxBytes;
+    const bool allreduce = s.collective == planner::Collective::Allreduce;
+    one_pass_ = kernels_.into != nullptr && (allreduce || elements * layout.size <= kOnePassMaxBytes);
+    stream_ = kernels_.stream != nullptr && !allreduce && rank_ == s.root && elements * layout.size > kOnePassMaxBytes;
   }
 
   int run() {
