@@ -182,6 +182,29 @@ TEST_CASE("bench report: a variant's time is the median over repeats") {
   }
 }
 
+TEST_CASE("bench report: the paired speedup is the median of each repeat's native / canopy") {
+  // The machine is quick in repeat 1, slow through repeat 2 from its canopy run on and
+  // through repeat 3: the medians compare native's quick runs with canopy's slow ones
+  // and say 0.33x; two of the three pairs ran in one period each and say 1x.
+  const Row drift = only_row(aggregate(reduce_run({10, 10, 30}, {10, 30, 30})));
+  CHECK(*drift.speedup() == Approx(10.0 / 30));
+  CHECK(*drift.paired() == Approx(1.0));
+  const Row alike = only_row(aggregate(reduce_run({10, 40, 20}, {10, 40, 20})));
+  CHECK(*alike.paired() == Approx(1.0));
+  CHECK(*alike.speedup() == Approx(1.0));
+  const Row shifted = only_row(aggregate(reduce_run({10, 11, 12}, {21, 22, 6})));
+  CHECK(*shifted.speedup() == Approx(11.0 / 21));
+  CHECK(*shifted.paired() == Approx(11.0 / 22));  // 10/21, 11/22, 12/6: the median
+  // A repeat with one variant only pairs with nothing.
+  const Row unpaired = only_row(aggregate(reduce_run({10, 20, 30}, {5})));
+  CHECK(*unpaired.paired() == Approx(2.0));
+  // In the summary, with the do-no-harm bound: 10/11, 20/19, 30/31, the median 0.968.
+  const std::string summary = format_summary(aggregate(reduce_run({10, 20, 30}, {11, 19, 31})));
+  CHECK(summary.find("paired (the median of each repeat's native/canopy): smallest 0.97\u00d7 at 4 KiB") !=
+        std::string::npos);
+  CHECK(summary.find("every size >= 0.97x native: no: 1 of 1 sizes below") != std::string::npos);
+}
+
 TEST_CASE("bench report: Canopy's algorithm has the most calls over roots and reports") {
   RunData run = reduce_run({50}, {12});
   SECTION("over roots: flat has the largest row, binomial the most calls") {

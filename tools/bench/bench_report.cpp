@@ -292,9 +292,14 @@ Table aggregate(const RunData& run, const std::string& dir) {
 
   using Key = std::pair<std::string, std::int64_t>;  // (collective, bytes): a row
   std::map<Key, std::map<std::string, std::vector<double>>> samples;  // row -> variant -> one value per repeat
+  std::map<Key, std::map<int, std::pair<double, double>>> pairs;      // row -> repeat -> (native, canopy)
   for (const auto& [variant, repeats] : run.outputs)
     for (const auto& [repeat, output] : repeats)
-      for (const Result& r : output.results) samples[{r.collective, r.bytes}][variant].push_back(r.median_us);
+      for (const Result& r : output.results) {
+        samples[{r.collective, r.bytes}][variant].push_back(r.median_us);
+        if (variant == "native") pairs[{r.collective, r.bytes}][repeat].first = r.median_us;
+        if (variant == "canopy") pairs[{r.collective, r.bytes}][repeat].second = r.median_us;
+      }
 
   // The reference comes from the native runs: the same MPI library as the canopy
   // runs (Canopy does not intercept MPI_Reduce_local), measured under no preload.
@@ -341,6 +346,12 @@ Table aggregate(const RunData& run, const std::string& dir) {
     row.saved_us = value("saved");
     row.intercept_us = value("intercept");
     row.openmpi_us = value("openmpi");
+    if (const auto it = pairs.find(key); it != pairs.end()) {
+      std::vector<double> ratios;
+      for (const auto& [repeat, times] : it->second)
+        if (times.first > 0 && times.second > 0) ratios.push_back(times.first / times.second);
+      row.paired_speedup = median(ratios);
+    }
     if (row.collective == kReduce)
       if (const auto it = reference.find(row.bytes); it != reference.end()) {
         row.reference_us = median(it->second);
@@ -532,6 +543,19 @@ std::string format_summary(const Table& table) {
           if (const auto s = row.saved_speedup()) ++sizes, below += *s < 0.97;
       out += "    speedup saved: smallest " + at(*low, format_ratio) + ", largest " + at(*high, format_ratio) +
              "; every size >= 0.97x native: " +
+             (below == 0 ? "yes (" + std::to_string(sizes) + " sizes)"
+                         : "no: " + std::to_string(below) + " of " + std::to_string(sizes) + " sizes below") +
+             "\n";
+    }
+    // The same from each repeat's pair of runs (Row::paired_speedup).
+    if (const auto low = extreme(&Row::paired, false)) {
+      const auto high = extreme(&Row::paired, true);
+      int below = 0, sizes = 0;
+      for (const Row& row : table.rows)
+        if (row.collective == collective)
+          if (const auto s = row.paired()) ++sizes, below += *s < 0.97;
+      out += "    paired (the median of each repeat's native/canopy): smallest " + at(*low, format_ratio) +
+             ", largest " + at(*high, format_ratio) + "; every size >= 0.97x native: " +
              (below == 0 ? "yes (" + std::to_string(sizes) + " sizes)"
                          : "no: " + std::to_string(below) + " of " + std::to_string(sizes) + " sizes below") +
              "\n";

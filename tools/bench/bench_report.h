@@ -96,9 +96,15 @@ struct Row {
   std::optional<std::string> algorithm;
   std::optional<double> predicted_us;
   std::optional<double> predicted_before_us;
+  // The median over repeats of each repeat's native / canopy (repeat N of both variants
+  // run one after the other: the pair shares the machine's period), nullopt without a
+  // repeat that has both. Where the machine's speed drifts between runs, a ratio of
+  // medians can pair a quick native run with a slow canopy run; paired ratios cannot.
+  std::optional<double> paired_speedup;
 
   // The derived columns; nullopt when an operand is missing (or a divisor is 0).
   std::optional<double> speedup() const;            // native / canopy
+  std::optional<double> paired() const { return paired_speedup; }
   std::optional<double> saved_speedup() const;      // native / saved
   std::optional<double> model_error_pct() const;    // |predicted - canopy| / canopy, in %
   std::optional<double> model_error_before_pct() const;  // the same with the plan's own prediction
@@ -134,7 +140,7 @@ std::string format_header(const Table& table);
 // The fixed-width table, one line per row, with a column header.
 std::string format_table(const Table& table);
 // Per collective: smallest and largest speedup, whether every size is at least 0.97x
-// native (the "do no harm" bound), median model error (learned, and before learning
+// native (the "do no harm" bound), the same from the paired speedups, median model error (learned, and before learning
 // where the reports learned), and the worst interception overhead, canopy/openmpi and
 // canopy/reference ratios where present.
 std::string format_summary(const Table& table);
