@@ -147,8 +147,9 @@ const std::vector<SettingSpec>& setting_specs() {
        "With auto, where native MPI may compete: native MPI runs a size class's first calls, and the trials "
        "begin only once those calls have cost (on the slowest rank) what the model prices the schedules' trial "
        "calls at (calls of a millisecond or more: at what they would cost beyond native's, if three times "
-       "their price); native is then measured in every measured round, and a schedule replaces it only where "
-       "measured faster by 10%. 0: the trials begin at the first call, native's waiting for "
+       "their price; sizes the model prices under 2 us: 8 times that, timing one call in 16); native is then "
+       "measured in every measured round, and a schedule replaces it only where measured faster by 10%. 0: the "
+       "trials begin at the first call, native's waiting for "
        "CANOPY_AUTO_NATIVE_AFTER",
        "CANOPY_AUTO_NATIVE_FIRST=0"},
       {"CANOPY_AUTO_NATIVE_AFTER", "integer", "256", "an integer from 0 to 1000000000",
