@@ -523,42 +523,28 @@ std::string format_summary(const Table& table) {
            (slowest ? "smallest " + at(*slowest, format_ratio) + ", largest " + at(*fastest, format_ratio)
                     : std::string("none (no size has both native and canopy times)")) +
            "\n";
-    // The "do no harm" bound: no size slower than 0.97x native.
-    if (slowest) {
+    // The "do no harm" bound, by `value`: no size slower than 0.97x native.
+    auto bound = [&](auto value) {
       int below = 0, sizes = 0;
       for (const Row& row : table.rows)
         if (row.collective == collective)
-          if (const auto s = row.speedup()) ++sizes, below += *s < 0.97;
-      out += "    every size >= 0.97x native: " +
+          if (const auto s = (row.*value)()) ++sizes, below += *s < 0.97;
+      return "every size >= 0.97x native: " +
              (below == 0 ? "yes (" + std::to_string(sizes) + " sizes)"
-                         : "no: " + std::to_string(below) + " of " + std::to_string(sizes) + " sizes below") +
-             "\n";
-    }
+                         : "no: " + std::to_string(below) + " of " + std::to_string(sizes) + " sizes below");
+    };
+    if (slowest) out += "    " + bound(&Row::speedup) + "\n";
     // With the rules a tuning run saved (CANOPY_SAVE_RULES): the same two lines.
     if (const auto low = extreme(&Row::saved_speedup, false)) {
       const auto high = extreme(&Row::saved_speedup, true);
-      int below = 0, sizes = 0;
-      for (const Row& row : table.rows)
-        if (row.collective == collective)
-          if (const auto s = row.saved_speedup()) ++sizes, below += *s < 0.97;
-      out += "    speedup saved: smallest " + at(*low, format_ratio) + ", largest " + at(*high, format_ratio) +
-             "; every size >= 0.97x native: " +
-             (below == 0 ? "yes (" + std::to_string(sizes) + " sizes)"
-                         : "no: " + std::to_string(below) + " of " + std::to_string(sizes) + " sizes below") +
-             "\n";
+      out += "    speedup saved: smallest " + at(*low, format_ratio) + ", largest " + at(*high, format_ratio) + "; " +
+             bound(&Row::saved_speedup) + "\n";
     }
     // The same from each repeat's pair of runs (Row::paired_speedup).
     if (const auto low = extreme(&Row::paired, false)) {
       const auto high = extreme(&Row::paired, true);
-      int below = 0, sizes = 0;
-      for (const Row& row : table.rows)
-        if (row.collective == collective)
-          if (const auto s = row.paired()) ++sizes, below += *s < 0.97;
       out += "    paired (the median of each repeat's native/canopy): smallest " + at(*low, format_ratio) +
-             ", largest " + at(*high, format_ratio) + "; every size >= 0.97x native: " +
-             (below == 0 ? "yes (" + std::to_string(sizes) + " sizes)"
-                         : "no: " + std::to_string(below) + " of " + std::to_string(sizes) + " sizes below") +
-             "\n";
+             ", largest " + at(*high, format_ratio) + "; " + bound(&Row::paired) + "\n";
     }
     std::vector<double> errors;
     for (const Row& row : table.rows)
