@@ -154,7 +154,8 @@ bool Trials::record(double seconds, bool first_touch) {
     // native's first calls timed from the 32nd: between calls 256 and 512 the sum grew by
     // 290-335 us in two runs and by 1.5 ms in the third (a sampled call of about 90 us),
     // which began the trials there rather than at call 1024.
-    // (A call timed where times_next() did not ask for it, a sample stands for.)
+    // (A call timed where times_next() did not ask for one adds nothing: the sample
+    // before it stands for it.)
     if (settings_.native_first_sample > 1 && first_calls_ >= kTimedNativeFirstCalls) {
       if (first_calls_ % settings_.native_first_sample == 0) {
         fastest_sampled_ = std::min(fastest_sampled_, seconds);

@@ -214,7 +214,20 @@ constexpr int warm_native_first_calls(double best_price) {
 // native_first_factor, native_first_sample) for a cheap size class trialled through the
 // ring, by the model's price of its best schedule: kCheapNativeFirstFactor and one call
 // in kCheapNativeFirstSample timed under kMidCallSeconds, the plain rule from there.
-// Decision: TODO (measured below).
+// Decision, from OSU's way on 2 ranks (8 B allreduces, 200 untimed and 1000 timed calls,
+// each run of 100 calls timed: canopy-bench --osu --osu-calls 100). With the plain rule
+// native's first 256 calls (0.7-1.2 us a call on the slowest rank, the first call's
+// planning and OSU's barrier skew included) paid for the trials' price (about 120 us)
+// at once; the trials then cost 40-50 us of Open MPI's 230 us row (three ring schedules
+// at 245-473 ns a call against native's 222-278, the switches, the agreements) and
+// chose native every time: the row 0.72-0.80x native. Timing every one of native's
+// first calls cost another 80-100 ns a call (0.29-0.34 us against 0.21-0.23 decided).
+// Over their first 1024 calls native took 360-561 ns a call on Open MPI 4.1.4 and
+// 500-647 on MPICH 4.0.2 (slowest rank): with 4 times the price the trials still began
+// at call 1024 in two of four Open MPI runs, inside the row; with 8 past 2048 on both.
+// The rows are now native's, 0.23-0.31 us a call against 0.21-0.28 (Open MPI, 3cf2c1d
+// 0.27-0.40); what it costs: MPICH's 16 B-1 KiB rows, where the ring's schedules won
+// 1.9-2.2x, are native too until then (docs/performance-history.md, section 17).
 constexpr double kCheapNativeFirstFactor = 8;
 constexpr int kCheapNativeFirstSample = 16;
 constexpr double cheap_native_first_factor(double best_price) {
