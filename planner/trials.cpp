@@ -156,7 +156,7 @@ bool Trials::record(double seconds, bool first_touch) {
     // which began the trials there rather than at call 1024.
     // (A call timed where times_next() did not ask for one adds nothing: the sample
     // before it stands for it.)
-    if (settings_.native_first_sample > 1 && first_calls_ >= kTimedNativeFirstCalls) {
+    if (sampling()) {
       if (first_calls_ % settings_.native_first_sample == 0) {
         fastest_sampled_ = std::min(fastest_sampled_, seconds);
         first_seconds_ += std::min(seconds, kSampledCallCap * fastest_sampled_) * settings_.native_first_sample;

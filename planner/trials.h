@@ -354,8 +354,7 @@ class Trials {
   // kTimedNativeFirstCalls where TrialSettings::native_first_sample says so. The same
   // answer on every rank (it follows the call count).
   bool times_next() const {
-    return phase_ != Phase::kNativeFirst || settings_.native_first_sample <= 1 ||
-           first_calls_ < kTimedNativeFirstCalls || first_calls_ % settings_.native_first_sample == 0;
+    return phase_ != Phase::kNativeFirst || !sampling() || first_calls_ % settings_.native_first_sample == 0;
   }
 
   // Records this rank's duration of the call just made with current(). True when a
@@ -416,6 +415,9 @@ class Trials {
   std::vector<int> after_first_look(const std::vector<double>& agreed, double limit) const;
   void decide();
   bool count_native_first_call();  // one of native's first calls, timed or not (record())
+  // Whether native's next first call falls where only samples are timed
+  // (TrialSettings::native_first_sample, past kTimedNativeFirstCalls).
+  bool sampling() const { return settings_.native_first_sample > 1 && first_calls_ >= kTimedNativeFirstCalls; }
   void clear_round();  // the round's sums, for the live candidates
   void start_rounds();  // first look or measured rounds of live_, from its first call
   void start_native_trial();  // rounds of the schedules' choice and native

@@ -321,15 +321,11 @@ int run_shortcut(planner::Collective collective, const NativeShortcut& s, MPI_Co
     // looks its plan up again.
     // Native's first calls of a cheap class are timed one in several (Trials::times_next).
     CachedPlan& plan = *s.where->second;
-    int err;
-    if (plan.trials.times_next()) {
-      const double start = PMPI_Wtime();
-      err = run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
-      s.state->finish_call(plan, s.where->first, PMPI_Wtime() - start, false);
-    } else {
-      err = run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
-      s.state->finish_untimed_call(plan, s.where->first);
-    }
+    const bool timed = plan.trials.times_next();
+    const double start = timed ? PMPI_Wtime() : 0;
+    const int err = run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
+    if (timed) s.state->finish_call(plan, s.where->first, PMPI_Wtime() - start, false);
+    else s.state->finish_untimed_call(plan, s.where->first);
     ++plan.calls;
     const bool still = plan.trialling() && plan.candidates[plan.current()].native &&
                        plan.trials.native_first() == (s.why == FallbackReason::AutoNativeFirst);
