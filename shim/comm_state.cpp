@@ -18,7 +18,7 @@
 #include "planner/fnv1a.h"
 #include "planner/learn.h"
 #include "planner/topology.h"
-#include "shim/executor.h"
+#include "shim/polite.h"
 #include "shim/runtime.h"
 
 namespace canopy::shim {

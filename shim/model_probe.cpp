@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "shim/executor.h"
+#include "shim/polite.h"
 #include "shim/reduce_kernels.h"
 
 namespace canopy::shim {

@@ -1,6 +1,6 @@
 #include "shim/staging.h"
 
-#include "shim/executor.h"
+#include "shim/polite.h"
 #include "shim/thread_lock.h"
 
 #include <fcntl.h>

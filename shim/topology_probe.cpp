@@ -17,8 +17,9 @@
 #include "planner/cluster.h"
 #include "planner/describe.h"
 #include "planner/topology_json.h"
-#include "shim/executor.h"
+#include "shim/members.h"
 #include "shim/platform.h"
+#include "shim/polite.h"
 
 namespace canopy::shim {
 
@@ -78,16 +79,16 @@ void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
   }
 }
 
-// One-way seconds of every pair at every size, as [pair * sizes + size] on rank 0 of
-// `comm` (zeros elsewhere). One pair at a time, a polite barrier between pairs, so no
-// two measurements share a link; or, `at_once`, every rank walks its own pairs in the
-// list's order without barriers, so pairs of different ranks run together (the order
-// is the same on every rank: no two ranks wait for each other in a cycle). Collective
-// over `comm`.
-std::vector<double> measure_pairs(MPI_Comm comm, const std::vector<Pair>& pairs, const std::vector<int>& sizes,
-                                  bool at_once = false) {
-  int rank = 0;
-  PMPI_Comm_rank(comm, &rank);
+// One-way seconds of every pair of members at every size, as [pair * sizes + size] on
+// member 0 (zeros elsewhere). One pair at a time, a barrier between pairs, so no two
+// measurements share a link; or, `at_once`, every member walks its own pairs in the
+// list's order without barriers, so pairs of different members run together (the order
+// is the same on every member: no two wait for each other in a cycle). Collective over
+// the members.
+std::vector<double> measure_pairs(const Members& members, const std::vector<Pair>& pairs,
+                                  const std::vector<int>& sizes, bool at_once = false) {
+  const MPI_Comm comm = members.comm();
+  const int rank = members.index();
   const std::size_t n = sizes.size();
   std::vector<double> mine(pairs.size() * n, 0.0), all(mine.size(), 0.0);
   std::vector<char> buffer;
@@ -96,27 +97,25 @@ std::vector<double> measure_pairs(MPI_Comm comm, const std::vector<Pair>& pairs,
     if (rank == a || rank == b) {
       if (buffer.empty()) buffer.assign(*std::max_element(sizes.begin(), sizes.end()), 1);
       for (std::size_t s = 0; s < n; ++s) {
-        if (rank == a) mine[k * n + s] = ping(comm, b, buffer.data(), sizes[s]);
-        else echo(comm, a, buffer.data(), sizes[s]);
+        if (rank == a) mine[k * n + s] = ping(comm, members.rank_of(b), buffer.data(), sizes[s]);
+        else echo(comm, members.rank_of(a), buffer.data(), sizes[s]);
       }
     }
-    if (!at_once) barrier_politely(comm);
+    if (!at_once) members.barrier();
   }
-  if (!mine.empty()) {
-    reduce_politely(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, 0, comm);
-  }
+  if (!mine.empty()) members.reduce_max(mine.data(), all.data(), static_cast<int>(mine.size()));
   return all;
 }
 
 std::string milliseconds(double s);
 
-// `values` from rank 0 of `comm` to all, length first.
-void share_ints(MPI_Comm comm, std::vector<int>& values) {
+// `values` from member 0 to all, length first.
+void share_ints(const Members& members, std::vector<int>& values) {
   int n = static_cast<int>(values.size());
-  bcast_politely(&n, 1, MPI_INT, 0, comm);
+  members.bcast(&n, static_cast<int>(sizeof n));
   values.resize(n);
   if (n == 0) return;
-  bcast_politely(values.data(), n, MPI_INT, 0, comm);
+  members.bcast(values.data(), n * static_cast<int>(sizeof(int)));
 }
 
 // More nodes than are probed pairwise: their distances to a few representatives only,
@@ -138,17 +137,18 @@ constexpr double kNearSeconds = 1e-3;
 // clusters of their own (no edge merges them), which is exact, only less grouped.
 constexpr int kMaxRounds = 32;
 constexpr int kTagCoarse = 3, kTagEcho = 4;
+// The node leaders' own collectives (shim/members.h), when they are not all of the ranks.
+constexpr int kTagLeaders = 5;
 
-// This rank's one-way seconds to each of `reps` (0 for itself), measured all at once
-// as above; every rank of `comm` takes part. Each echo goes back as its ping arrives
+// This member's one-way seconds to each of the members `reps` (0 for itself), measured
+// all at once as above; every member takes part. Each echo goes back as its ping arrives
 // and each ping leaves as the last echo arrives, pair by pair: in rounds of "every
 // node pings, then every representative echoes all" a near node's next ping would
 // wait for the farthest node's (the first try: every Orsay node measured 12.2 ms, the
 // IDPOT round trip).
-std::vector<double> coarse_times(MPI_Comm comm, const std::vector<int>& reps) {
-  int rank = 0, size = 1;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
+std::vector<double> coarse_times(const Members& members, const std::vector<int>& reps) {
+  const MPI_Comm comm = members.comm();
+  const int rank = members.index(), size = members.size();
   const int k = static_cast<int>(reps.size());
   const bool representative = std::find(reps.begin(), reps.end(), rank) != reps.end();
   std::vector<double> best(k, 0.0), sent(k, 0.0);
@@ -157,13 +157,13 @@ std::vector<double> coarse_times(MPI_Comm comm, const std::vector<int>& reps) {
   // [0, k): the echo of this rank's ping to reps[j]; [k, k + size): rank q's next ping.
   std::vector<MPI_Request> requests(k + size, MPI_REQUEST_NULL), sends;
   const auto ping_rep = [&](int j) {
-    PMPI_Irecv(&in[(size + j) * kSmall], kSmall, MPI_BYTE, reps[j], kTagEcho, comm, &requests[j]);
+    PMPI_Irecv(&in[(size + j) * kSmall], kSmall, MPI_BYTE, members.rank_of(reps[j]), kTagEcho, comm, &requests[j]);
     sends.push_back(MPI_REQUEST_NULL);
     sent[j] = PMPI_Wtime();
-    PMPI_Isend(out.data(), kSmall, MPI_BYTE, reps[j], kTagCoarse, comm, &sends.back());
+    PMPI_Isend(out.data(), kSmall, MPI_BYTE, members.rank_of(reps[j]), kTagCoarse, comm, &sends.back());
   };
   const auto await_ping = [&](int q) {
-    PMPI_Irecv(&in[q * kSmall], kSmall, MPI_BYTE, q, kTagCoarse, comm, &requests[k + q]);
+    PMPI_Irecv(&in[q * kSmall], kSmall, MPI_BYTE, members.rank_of(q), kTagCoarse, comm, &requests[k + q]);
   };
   for (int q = 0; q < size; ++q)
     if (representative && q != rank) await_ping(q);
@@ -180,7 +180,7 @@ std::vector<double> coarse_times(MPI_Comm comm, const std::vector<int>& reps) {
     } else {
       const int q = index - k;
       sends.push_back(MPI_REQUEST_NULL);
-      PMPI_Isend(out.data(), kSmall, MPI_BYTE, q, kTagEcho, comm, &sends.back());
+      PMPI_Isend(out.data(), kSmall, MPI_BYTE, members.rank_of(q), kTagEcho, comm, &sends.back());
       if (--to_echo[q] > 0) await_ping(q);
     }
   }
@@ -188,12 +188,10 @@ std::vector<double> coarse_times(MPI_Comm comm, const std::vector<int>& reps) {
   return best;
 }
 
-// The distance matrix of the ranks of `comm` (the node leaders) on its rank 0, 0 where
-// not measured, and there the text for the log; collective over `comm`.
-std::vector<std::vector<double>> measure_by_representatives(MPI_Comm comm, double rho, std::string& detail) {
-  int rank = 0, size = 1;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
+// The distance matrix of the members (the node leaders) on member 0, 0 where not
+// measured, and there the text for the log; collective over the members.
+std::vector<std::vector<double>> measure_by_representatives(const Members& members, double rho, std::string& detail) {
+  const int rank = members.index(), size = members.size();
   std::vector<std::vector<double>> d(rank == 0 ? size : 0, std::vector<double>(size, 0.0));
   std::vector<int> all, round{0};
   int rounds = 0;
@@ -202,11 +200,11 @@ std::vector<std::vector<double>> measure_by_representatives(MPI_Comm comm, doubl
   while (!round.empty()) {
     ++rounds;
     const int k = static_cast<int>(round.size());
-    const std::vector<double> mine = coarse_times(comm, round);
+    const std::vector<double> mine = coarse_times(members, round);
     // Every leader gets every latency and finds the near pairs itself, in the same
     // order (one collective a round fewer than rank 0 finding and sending them).
     std::vector<double> coarse(static_cast<std::size_t>(size) * k);
-    allgather_politely(mine.data(), k, MPI_DOUBLE, coarse.data(), comm);
+    members.allgather(mine.data(), k * static_cast<int>(sizeof(double)), coarse.data());
     std::vector<Pair> pairs;  // representative, node
     for (int j = 0; j < k; ++j)
       for (int q = 0; q < size; ++q) {
@@ -216,7 +214,7 @@ std::vector<std::vector<double>> measure_by_representatives(MPI_Comm comm, doubl
         if (t < kNearSeconds) pairs.emplace_back(round[j], q);
       }
     near += pairs.size();
-    const std::vector<double> precise = measure_pairs(comm, pairs, {kSmall}, true);
+    const std::vector<double> precise = measure_pairs(members, pairs, {kSmall}, true);
     all.insert(all.end(), round.begin(), round.end());
     round.clear();
     if (rank == 0) {
@@ -234,7 +232,7 @@ std::vector<std::vector<double>> measure_by_representatives(MPI_Comm comm, doubl
     std::vector<int> sent(static_cast<std::size_t>(size) + 1, 0);
     sent[0] = static_cast<int>(round.size());
     std::copy(round.begin(), round.end(), sent.begin() + 1);
-    bcast_politely(sent.data(), size + 1, MPI_INT, 0, comm);
+    members.bcast(sent.data(), (size + 1) * static_cast<int>(sizeof(int)));
     round.assign(sent.begin() + 1, sent.begin() + 1 + sent[0]);
   }
   if (rank == 0)
@@ -404,8 +402,8 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
                      const std::vector<int>& node, planner::Topology& t, std::string& detail) {
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
-  // The first rank of every node, in node order: a leader's rank in `leaders` is its
-  // node's number. Only the leaders create it; the others go straight to waiting for
+  // The first rank of every node, in node order: a leader's index among `leaders` is
+  // its node's number. Only the leaders measure; the others go straight to waiting for
   // rank 0's result.
   std::vector<int> first;
   for (int r = 0; r < static_cast<int>(node.size()); ++r)
@@ -413,18 +411,10 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   if (first[node[rank]] != rank) return;
   const int N = static_cast<int>(first.size());
   // Where every rank leads its node (one rank a node), the leaders are `comm` itself,
-  // in the same order: no communicator to make (SMPI's MPI_Comm_create_group took
-  // 1.95 s of simulated time for 004's 88 machines, one rank each).
-  const bool every_rank_leads = N == static_cast<int>(node.size());
-  MPI_Comm leaders = comm;
-  if (!every_rank_leads) {
-    MPI_Group all = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-    PMPI_Comm_group(comm, &all);
-    PMPI_Group_incl(all, N, first.data(), &group);
-    PMPI_Comm_create_group(comm, group, 0, &leaders);
-    PMPI_Group_free(&group);
-    PMPI_Group_free(&all);
-  }
+  // in the same order, with the MPI's own collectives; else their collectives are
+  // point-to-point among them on `comm` (no communicator to make: shim/members.h).
+  const Members leaders = N == static_cast<int>(node.size()) ? Members::whole(comm) : Members(comm, first, kTagLeaders);
+  rank = leaders.index();  // rank 0 of `comm` leads node 0: member 0
   // Every pair of nodes, one after the other, is N(N-1)/2 probes: up to
   // kMaxProbedNodes nodes they are measured at the probe's size. Beyond, each node's
   // 8-byte latency to a few representatives (measure_by_representatives), where
@@ -483,7 +473,6 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
       links.emplace_back(pairwise ? Pair(members[a][0], members[b][0]) : Pair(spread(a, b), spread(b, a)));
   const std::vector<double> link_times =
       pairwise ? measure_pairs(leaders, links, {kSmall}) : measure_pairs(leaders, links, {probe}, true);
-  if (!every_rank_leads) PMPI_Comm_free(&leaders);
   if (rank != 0) return;
 
   t.node = node;
@@ -549,11 +538,11 @@ std::string read_file(MPI_Comm comm, const config::Settings& s, const planner::C
       }
     }
   }
-  share_ints(comm, plan);
+  share_ints(Members::whole(comm), plan);
   std::vector<Pair> pairs;
   for (std::size_t i = 0; i < plan.size(); i += 4) pairs.emplace_back(plan[i + 2], plan[i + 3]);
   const int probe = static_cast<int>(s.probe_bytes);
-  const std::vector<double> times = measure_pairs(comm, pairs, {kSmall, probe});
+  const std::vector<double> times = measure_pairs(Members::whole(comm), pairs, {kSmall, probe});
   if (rank != 0 || !error.empty()) return error;
 
   t = file.topology;
@@ -601,12 +590,12 @@ void add_packages(MPI_Comm comm, const config::Settings& s, const planner::CostM
         if (c != ranks[0] && t.package[c] == t.package[ranks[0]]) ranks.insert(ranks.end(), {ranks[0], c});
     }
   }
-  share_ints(comm, ranks);
+  share_ints(Members::whole(comm), ranks);
   if (ranks.empty()) return;
   std::vector<Pair> pairs;
   for (std::size_t i = 0; i < ranks.size(); i += 2) pairs.emplace_back(ranks[i], ranks[i + 1]);
   const int probe = static_cast<int>(s.probe_bytes);
-  const std::vector<double> times = measure_pairs(comm, pairs, {kSmall, probe});
+  const std::vector<double> times = measure_pairs(Members::whole(comm), pairs, {kSmall, probe});
   if (rank != 0) return;
   const std::string across = "ranks " + std::to_string(ranks[0]) + "-" + std::to_string(ranks[1]);
   if (pairs.size() == 2) {

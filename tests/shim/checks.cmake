@@ -196,6 +196,16 @@ if(TARGET canopy)
   endforeach()
 endif()
 
+# The node leaders' collectives of CANOPY_TOPOLOGY=auto's probe, point-to-point among
+# some ranks (shim/members.h), against the values MPI's own would give: every subset
+# size of 5 ranks, in rank order and shuffled, and the whole communicator.
+add_executable(members_check ${shim_tests}/members_check.cpp ${PROJECT_SOURCE_DIR}/shim/members.cpp
+                             ${PROJECT_SOURCE_DIR}/shim/polite.cpp ${PROJECT_SOURCE_DIR}/shim/platform.cpp)
+target_include_directories(members_check PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(members_check PRIVATE MPI::MPI_C)
+canopy_add_mpi_test(NAME "mpi native: the probe's leaders' collectives without a communicator np5" TARGET members_check
+                    NP 5 PASS_REGULAR_EXPRESSION "11 subsets checked, 0 failures")
+
 # MPICH 4.0.2 crashes on in-place reduces at a non-zero root (pmodels/mpich#6540), and
 # every call Canopy hands to native MPI met that crash; there the root now passes a copy
 # of its buffer (shim/native_reduce.h). With native forced every reduce takes that path:
