@@ -29,6 +29,7 @@
 #include "shim/comm_state.h"
 #include "shim/executor.h"
 #include "shim/platform.h"
+#include "shim/prices.h"
 #include "shim/runtime.h"
 #include "shim/trials_driver.h"
 
@@ -210,7 +211,7 @@ CandidateBuild candidate_for(const planner::Problem& problem, const planner::Cho
   c.schedule = std::move(built.view);
   c.predicted = pick.predicted;
   c.choice = pick;
-  if (learning) c.gradient = planner::price_gradient(problem, pick);
+  if (learning) c.gradient = shim::price_gradient(problem, pick);
   out.whole_steps = std::move(built.whole_steps);
   return out;
 }
@@ -321,7 +322,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     std::vector<planner::Choice> ranked;
     if (rt.settings.fault == "planner-error") throw planner::PlanError("injected by CANOPY_FAULT=planner-error");
     try {
-      ranked = planner::rank_choices(problem, request);
+      ranked = shim::rank_choices(problem, request);
     } catch (const planner::PlanError& e) {
       if (request.algorithm == "auto") throw;
       // A forced algorithm may decline a call (e.g. a commutative-only one meeting a
@@ -337,7 +338,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
                     choice.algorithm_origin, planner::to_string(key.collective), size, e.what(),
                     first ? " (further cases at debug level)" : "");
       request.algorithm = "auto";
-      ranked = planner::rank_choices(problem, request);
+      ranked = shim::rank_choices(problem, request);
     }
     // Trials also try the model's best algorithm with segments four times as large when
     // it cuts the message into many: what one more message costs is what the model
@@ -354,7 +355,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
         for (const planner::Segment& seg : layout) largest = std::max(largest, seg.count);
         planner::Request coarser{ranked.front().algorithm, 4 * largest * problem.element_bytes};
         try {
-          planner::Choice variant = planner::rank_choices(problem, coarser).front();
+          planner::Choice variant = shim::rank_choices(problem, coarser).front();
           ranked.insert(ranked.begin() + std::min<std::size_t>(2, ranked.size()), std::move(variant));
           wanted = 3;
         } catch (const planner::PlanError&) {

@@ -43,6 +43,11 @@ struct Platform {
   // ranks x (p x segments) steps: views only (256 ranks, 1 MiB reduces with trials: 46
   // s of wall time with whole schedules, docs/simulation.md).
   bool builds_whole_schedules;
+  // The ranks are one process (SMPI: simulated actors), so the planner's prices, pure
+  // functions of what every rank passes alike, are computed once and shared by all
+  // (shim/process_memo.h says what that saves and how the ranks' privatized copies of
+  // the library reach one store).
+  bool shares_plans_between_ranks;
   // Cross-memory attach (process_vm_readv/writev) between ranks: ranks are processes.
   // SMPI's ranks share one process, and the simulator would not see the copies.
   bool cross_memory_attach;
