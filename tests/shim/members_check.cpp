@@ -15,17 +15,12 @@
 #include <vector>
 
 #include "shim/members.h"
+#include "tests/shim/check_failures.h"
 
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-  if (!ok) {
-    std::printf("FAIL: %s\n", what.c_str());
-    ++failures;
-  }
-}
+using canopy_test::check;
+using canopy_test::failures;
 
 // A value only member `i` of the case `c` would make, element k.
 int value(int c, int i, int k) { return 1000 * c + 10 * i + k + 1; }

@@ -17,17 +17,12 @@
 #include <vector>
 
 #include "shim/reduce_kernels.h"
+#include "tests/shim/check_failures.h"
 
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-  if (!ok) {
-    std::printf("FAIL: %s\n", what.c_str());
-    ++failures;
-  }
-}
+using canopy_test::check;
+using canopy_test::failures;
 
 // Bytes of `n` elements of `size` bytes: random bits, and every few elements one of the
 // special values of the type (written by `special`).
