@@ -78,6 +78,7 @@ void put_choice(Bytes& b, const planner::Choice& c) {
 }  // namespace
 
 std::vector<planner::Choice> rank_choices(const planner::Problem& problem, const planner::Request& request) {
+  if (!process_memo_in_use()) return planner::rank_choices(problem, request);
   Bytes key;
   key.put(std::string("rank_choices"));
   put_problem(key, problem);
@@ -101,6 +102,7 @@ std::vector<planner::Choice> rank_choices(const planner::Problem& problem, const
 }
 
 planner::ModelGradient price_gradient(const planner::Problem& problem, const planner::Choice& choice) {
+  if (!process_memo_in_use()) return planner::price_gradient(problem, choice);
   Bytes key;
   key.put(std::string("price_gradient"));
   put_problem(key, problem);

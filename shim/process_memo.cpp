@@ -14,9 +14,12 @@ __attribute__((weak)) void canopy_process_memo_keep(const char* key, std::size_t
 
 namespace canopy::shim {
 
+bool process_memo_in_use() {
+  return platform().shares_plans_between_ranks && canopy_process_memo_find && canopy_process_memo_keep;
+}
+
 std::string memoized(const std::string& key, const std::function<std::string()>& compute) {
-  if (!platform().shares_plans_between_ranks || !canopy_process_memo_find || !canopy_process_memo_keep)
-    return compute();
+  if (!process_memo_in_use()) return compute();
   std::size_t bytes = 0;
   if (const char* value = canopy_process_memo_find(key.data(), key.size(), &bytes)) return std::string(value, bytes);
   std::string value = compute();

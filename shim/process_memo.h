@@ -12,7 +12,7 @@
 // The store lives in a library of its own, libcanopy_process_memo.so, which the SMPI
 // build links to libcanopy.so and SMPI does not privatize, so every rank's copy finds
 // the same one. Other builds neither build nor link it: there a process is one rank,
-// and memoized() computes (the store's two functions are weak references, null there).
+// and the callers compute (the store's two functions are weak references, null there).
 // Whether to use it is the platform's (Platform::shares_plans_between_ranks).
 #pragma once
 
@@ -21,9 +21,13 @@
 
 namespace canopy::shim {
 
+// Whether this process keeps such a memo (its ranks share one process, and the store
+// is linked). Elsewhere callers compute directly, without making keys.
+bool process_memo_in_use();
+
 // compute()'s result, or the one this process's ranks already computed for `key`. The
 // key must name every input of compute() (the caller serializes them); equal keys must
-// mean equal results.
+// mean equal results. Without a memo, compute() itself.
 std::string memoized(const std::string& key, const std::function<std::string()>& compute);
 
 }  // namespace canopy::shim
