@@ -124,7 +124,7 @@ void Trials::clear_round() {
 bool Trials::count_native_first_call() {
   ++first_calls_;
   if (first_calls_ < next_agreement_) return false;
-  next_agreement_ *= 2;
+  next_agreement_ = agreement_after(0);  // end_round() puts it where the agreed mean says
   means_.assign(1, first_seconds_ / first_calls_);  // every rank ran as many calls
   return true;
 }
@@ -134,6 +134,17 @@ bool Trials::record_untimed() {
   if (decided_ || phase_ != Phase::kNativeFirst) return false;
   ++calls_;
   return count_native_first_call();
+}
+
+int Trials::agreement_after(double native_mean) const {
+  // kAgreementMargin past the call where native's calls at this mean reach the target
+  // (they grow cheaper as native warms up: the earliest they reach it), or past this one.
+  // (A rounding's worth under the quotient: a sum of n calls at the mean is n times it.)
+  double calls = first_calls_;
+  if (native_mean > 0 && std::isfinite(native_mean))
+    calls = std::max(calls, (1 - 1e-9) * native_first_target(native_mean) / native_mean);
+  const double next = std::max(std::ceil(kAgreementMargin * calls), first_calls_ + 1.0);
+  return static_cast<int>(std::min(next, static_cast<double>(std::numeric_limits<int>::max() / 2)));
 }
 
 double Trials::native_first_target(double native_mean) const {
@@ -209,8 +220,13 @@ void Trials::end_round(const std::vector<double>& agreed) {
   if (decided_ || agreed.size() != live_.size()) return;
   if (phase_ == Phase::kNativeFirst) {
     // The slowest rank's mean times the calls: its total, the same on every rank.
-    if (first_calls_ < settings_.native_first_calls || agreed[0] * first_calls_ < native_first_target(agreed[0]))
+    // (A sum a rounding short of the target has reached it: projected to reach it at
+    // this call, it would otherwise wait for the next agreement.)
+    if (first_calls_ < settings_.native_first_calls ||
+        agreed[0] * first_calls_ < (1 - 1e-9) * native_first_target(agreed[0])) {
+      next_agreement_ = agreement_after(agreed[0]);
       return;
+    }
     phase_ = Phase::kWithNative;
     native_calls_ = first_calls_;  // warm: its first batch leaves out one call, as the others'
     native_first_mean_ = agreed[0];

@@ -76,9 +76,25 @@
 //    a size that native runs in microseconds spends most of them in native MPI, not in
 //    deciding; where native's first calls are slow (MPICH's 128 KiB reduce, 0.9-3 ms a
 //    call against 8 us through the ring), they pay for the trials at once. The ranks
-//    agree on native's time at its calls 1, 2, 4, 8, ... (the slowest rank's sum), so
-//    they begin the rounds at the same call; a round is reported for each of those
-//    agreements, with native's mean so far. Native's first calls are not measured again
+//    agree on native's time (the slowest rank's sum) at its first call, so they begin
+//    the rounds at the same call, and after each agreement that does not begin them at
+//    the next call count that agreed values put (agreement_after): kAgreementMargin past
+//    the call where native's calls at the mean just agreed would reach the trials'
+//    price. Native's calls grow cheaper as it warms up, so that is the earliest they
+//    reach it, and the margin makes the next agreement likely the last without waiting
+//    long past it (at most an eighth more native calls than the price asks). A round is
+//    reported for each agreement, with native's mean so far.
+//    Decision: agreeing at calls 1, 2, 4, 8, ... cost more than native's calls where an
+//    agreement is dearer than a call: 1024 ranks on the simulated EDR cluster
+//    (docs/simulation.md), an agreement (a small allreduce) 21-28 us against 4-19 us for
+//    an 8 B broadcast or reduce, seven agreements in a row of 100 calls; at 256 ranks
+//    (the same platform, one untimed call and 100 timed, us a call) the broadcast
+//    3.32 (MPICH's selector 2.17), the reduce 9.30 (10.50), the allreduce 13.73 (12.98);
+//    with these rules 2.38, 7.76 and 12.69 (at 1024 ranks 6.4 / 4.75 against 4.4, 11.3 /
+//    10.4 against 18.6, 23.6 / 22.6 against 21.2). A floor of 8 times the model's price of an agreement between two (48 us at 1024
+//    ranks, where one took 21-28) put the 1024-rank reduce's trials at call 49 where its
+//    sum had been 90% of the price at call 28: the agreement that begins the trials is
+//    worth making. Native's first calls are not measured again
 //    in its first round (native is warm by then). Native's batch, sized by the model's
 //    best point-to-point price (trial_batches), is sized by its first calls' measured
 //    time instead where that makes it shorter. Decision: a fresh 16 KiB allreduce on 2
@@ -172,6 +188,10 @@ struct TrialSettings {
   int native_first_sample = 1;
   double recheck_share = 0;     // of a decided choice's time, for checking it again (0: a decision is final)
 };
+
+// How much further than its projection the next agreement on native MPI's first calls
+// comes (trials.h, "native_first", says why).
+constexpr double kAgreementMargin = 1.125;
 
 // The fewest calls of a choice before its first recheck (trials.h), whatever the prices:
 // a recheck of calls this cheap says little after fewer, and OSU's 110 calls a size
@@ -415,6 +435,9 @@ class Trials {
   std::vector<int> after_first_look(const std::vector<double>& agreed, double limit) const;
   void decide();
   bool count_native_first_call();  // one of native's first calls, timed or not (record())
+  // The call count of the next agreement on native's first calls, after one at this
+  // count that agreed on `native_mean` a call and did not begin the rounds (trials.h).
+  int agreement_after(double native_mean) const;
   // Whether native's next first call falls where only samples are timed
   // (TrialSettings::native_first_sample, past kTimedNativeFirstCalls).
   bool sampling() const { return settings_.native_first_sample > 1 && first_calls_ >= kTimedNativeFirstCalls; }

@@ -596,29 +596,29 @@ TEST_CASE("Trials: no recheck where its share is 0 or nothing else was measured"
 }
 
 TEST_CASE("Trials: with native_first, native MPI runs the class's first calls until they cost what the trials are "
-          "priced at, agreeing at its calls 1, 2, 4, 8, ...",
+          "priced at, agreeing where its calls at the agreed mean would reach that",
           "[trials]") {
   TrialSettings s;
   s.batch = 2;
   s.native_first = TrialPrice{1.0, {}};  // the trials' price, seconds
-  // Candidates 0 and 1 are schedules, 2 is native. Native takes 0.1 s a call: its sum
-  // reaches 1.0 at call 10, agreed at call 16 (the first agreement past it).
+  // Candidates 0 and 1 are schedules, 2 is native. Native takes 0.125 s a call: agreed at
+  // its first call, its sum reaches 1.0 at call 8, and the ranks agree again at call 9
+  // (kAgreementMargin further).
   Trials t(3, 2, s);
   std::vector<int> agreements;
-  for (int call = 1; call <= 16; ++call) {
-    CHECK(t.native_first());
+  for (int call = 1; call <= 16 && t.native_first(); ++call) {
     CHECK(t.current() == 2);
-    if (t.record(0.1)) {
+    if (t.record(0.125)) {
       agreements.push_back(call);
       CHECK(t.live() == std::vector<int>{2});
       REQUIRE(t.round_means().size() == 1);
-      CHECK(t.round_means()[0] == Approx(0.1));
+      CHECK(t.round_means()[0] == Approx(0.125));
       t.end_round(t.round_means());
     }
   }
-  CHECK(agreements == std::vector<int>{1, 2, 4, 8, 16});
+  CHECK(agreements == std::vector<int>{1, 9});
   CHECK_FALSE(t.native_first());
-  CHECK(t.native_first_calls() == 16);
+  CHECK(t.native_first_calls() == 9);
   CHECK(t.calls() == 0);         // none of them a trial call
   CHECK_FALSE(t.decided());
   // The rounds: the schedules first, native last, as always; native is warm, so its
@@ -630,6 +630,52 @@ TEST_CASE("Trials: with native_first, native MPI runs the class's first calls un
   CHECK(chosen == 0);
   CHECK(t.calls() > 0);
   CHECK(t.calls() <= 3 * (2 + 1) * (s.rounds + 1));
+}
+
+TEST_CASE("Trials: the agreements on native's first calls come kAgreementMargin past where its calls at the "
+          "agreed mean reach the trials' price, never at a call where the sum is past the price but the last",
+          "[trials]") {
+  // Runs native's first calls at `seconds(call)` until the rounds begin; the calls at
+  // which the ranks agreed, and the agreed mean at each.
+  auto agreements_of = [](TrialSettings s, const std::function<double(int)>& seconds) {
+    Trials t(2, 1, s);
+    std::vector<std::pair<int, double>> out;
+    for (int call = 1; call <= 1 << 20 && t.native_first(); ++call)
+      if (t.record(seconds(call))) {
+        out.emplace_back(call, t.round_means()[0]);
+        t.end_round(t.round_means());
+      }
+    REQUIRE_FALSE(t.native_first());
+    return out;
+  };
+  TrialSettings s;
+  s.native_first = TrialPrice{400e-6, {}};
+  // 4 us a call: the price is reached at call 100, which the first agreement projects;
+  // the ranks agree again an eighth further on.
+  const auto steady = agreements_of(s, [](int) { return 4e-6; });
+  REQUIRE(steady.size() == 2);
+  CHECK(steady[0].first == 1);
+  CHECK(steady[1].first == static_cast<int>(std::ceil(kAgreementMargin * 100)));
+  // Native warming up (each call dearer than the next): the projection from a dearer
+  // mean comes early, so the rounds begin at an agreement past the call where the sum
+  // reached the price, within the margin of it; before it, each agreement comes at least
+  // the margin further than the last, and where the sum had not reached the price.
+  for (const double price : {1e-4, 1e-3, 1e-2, 1e-1}) {
+    CAPTURE(price);
+    s.native_first = TrialPrice{price, {}};
+    auto warming = [](int call) { return 1e-6 + 100e-6 / call; };
+    const auto agreed = agreements_of(s, warming);
+    int reached = 0;  // the first call whose sum reaches the price
+    for (double sum = 0; sum < price;) sum += warming(++reached);
+    CHECK(agreed.back().first >= reached);
+    CHECK(agreed.back().first <= std::ceil(kAgreementMargin * reached));
+    for (std::size_t k = 1; k < agreed.size(); ++k) {
+      CHECK(agreed[k].first >= kAgreementMargin * agreed[k - 1].first);
+      if (k + 1 < agreed.size()) CHECK(agreed[k].first < reached);
+    }
+    // Fewer agreements than at calls 1, 2, 4, ...
+    CHECK(agreed.size() <= 1 + std::ceil(std::log2(agreed.back().first)));
+  }
 }
 
 TEST_CASE("Trials: with native_first, slow first native calls pay for the trials at once, and native that stays "
@@ -754,7 +800,7 @@ std::pair<int, int> run_native_first(Trials& t, int calls, const std::function<d
 }
 
 TEST_CASE("Trials: sampled native first calls (the shim's cheap classes) time their first 32 calls and then one "
-          "in native_first_sample, and agree at the same calls as when every call is timed",
+          "in native_first_sample, and begin the rounds at the same call as when every call is timed",
           "[trials]") {
   TrialSettings s;
   s.batch = 2;
@@ -763,17 +809,17 @@ TEST_CASE("Trials: sampled native first calls (the shim's cheap classes) time th
   s.native_first_sample = 16;
   Trials sampled(3, 2, s);
   const auto [begun, timed] = run_native_first(sampled, 4096, [](int) { return 1e-6; });
-  // The agreements come at calls 256, 512 and 1024, where the sum (1.024 ms) has reached
-  // the price: the same call as with every call timed.
-  CHECK(begun == 1024);
-  CHECK(timed == kTimedNativeFirstCalls + (1024 - kTimedNativeFirstCalls) / 16);
-  CHECK(sampled.native_first_calls() == 1024);
+  // The agreements come at calls 256 and 1125, kAgreementMargin past where the sum (1 ms)
+  // reaches the price at the mean agreed at 256: the same calls as with every call timed.
+  CHECK(begun == 1125);
+  CHECK(timed == kTimedNativeFirstCalls + (1125 - kTimedNativeFirstCalls + 15) / 16);
+  CHECK(sampled.native_first_calls() == 1125);
   CHECK(sampled.calls() == 0);
   s.native_first_sample = 1;
   Trials every(3, 2, s);
   const auto [begun_every, timed_every] = run_native_first(every, 4096, [](int) { return 1e-6; });
-  CHECK(begun_every == 1024);
-  CHECK(timed_every == 1024);
+  CHECK(begun_every == 1125);
+  CHECK(timed_every == 1125);
   // Past native's first calls every call is timed again (the rounds measure each).
   CHECK(sampled.times_next());
   CHECK_FALSE(sampled.count_quiet_call());
@@ -823,12 +869,13 @@ TEST_CASE("Trials: with native_first_factor, native's first calls must cost that
   TrialSettings s;
   s.native_first = TrialPrice{100e-6, {}};
   s.native_first_calls = 256;
-  for (const auto& [factor, begins] : {std::pair{1.0, 256}, std::pair{4.0, 512}, std::pair{8.0, 1024}}) {
+  for (const auto& [factor, begins] : {std::pair{1.0, 256}, std::pair{4.0, 450}, std::pair{8.0, 900}}) {
     CAPTURE(factor);
     s.native_first_factor = factor;
     Trials t(2, 1, s);
     CHECK(t.native_first_target(1e-6) == Approx(factor * 100e-6));
-    // Native's calls take 1 us: 256 us at call 256, 512 at 512, 1.024 ms at 1024.
+    // Native's calls take 1 us: 256 us at call 256 (the first agreement); 400 at 400 and
+    // 800 at 800, agreed kAgreementMargin further on.
     CHECK(run_native_first(t, 4096, [](int) { return 1e-6; }).first == begins);
   }
   // The shim's factor and sampling apply to the classes priced under kMidCallSeconds alone.
