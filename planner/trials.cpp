@@ -124,7 +124,7 @@ void Trials::clear_round() {
 bool Trials::count_native_first_call() {
   ++first_calls_;
   if (first_calls_ < next_agreement_) return false;
-  next_agreement_ = agreement_after(0);  // end_round() puts it where the agreed mean says
+  next_agreement_ = 2 * first_calls_;  // end_round() may put it further (agreement_after)
   means_.assign(1, first_seconds_ / first_calls_);  // every rank ran as many calls
   return true;
 }
@@ -137,14 +137,15 @@ bool Trials::record_untimed() {
 }
 
 int Trials::agreement_after(double native_mean) const {
-  // kAgreementMargin past the call where native's calls at this mean reach the target
-  // (they grow cheaper as native warms up: the earliest they reach it), or past this one.
+  // The first of this call count's doublings (as at calls 1, 2, 4, ...) where native's
+  // calls at this mean reach the target: they grow cheaper as native warms up, so no
+  // earlier doubling can begin the rounds (trials.h).
   // (A rounding's worth under the quotient: a sum of n calls at the mean is n times it.)
-  double calls = first_calls_;
-  if (native_mean > 0 && std::isfinite(native_mean))
-    calls = std::max(calls, (1 - 1e-9) * native_first_target(native_mean) / native_mean);
-  const double next = std::max(std::ceil(kAgreementMargin * calls), first_calls_ + 1.0);
-  return static_cast<int>(std::min(next, static_cast<double>(std::numeric_limits<int>::max() / 2)));
+  double reach = 0;
+  if (native_mean > 0 && std::isfinite(native_mean)) reach = (1 - 1e-9) * native_first_target(native_mean) / native_mean;
+  double next = 2.0 * std::max(first_calls_, 1);
+  while (next < reach && next < std::numeric_limits<int>::max() / 4) next *= 2;
+  return static_cast<int>(next);
 }
 
 double Trials::native_first_target(double native_mean) const {

@@ -76,25 +76,29 @@
 //    a size that native runs in microseconds spends most of them in native MPI, not in
 //    deciding; where native's first calls are slow (MPICH's 128 KiB reduce, 0.9-3 ms a
 //    call against 8 us through the ring), they pay for the trials at once. The ranks
-//    agree on native's time (the slowest rank's sum) at its first call, so they begin
-//    the rounds at the same call, and after each agreement that does not begin them at
-//    the next call count that agreed values put (agreement_after): kAgreementMargin past
-//    the call where native's calls at the mean just agreed would reach the trials'
-//    price. Native's calls grow cheaper as it warms up, so that is the earliest they
-//    reach it, and the margin makes the next agreement likely the last without waiting
-//    long past it (at most an eighth more native calls than the price asks). A round is
-//    reported for each agreement, with native's mean so far.
-//    Decision: agreeing at calls 1, 2, 4, 8, ... cost more than native's calls where an
-//    agreement is dearer than a call: 1024 ranks on the simulated EDR cluster
-//    (docs/simulation.md), an agreement (a small allreduce) 21-28 us against 4-19 us for
-//    an 8 B broadcast or reduce, seven agreements in a row of 100 calls; at 256 ranks
-//    (the same platform, one untimed call and 100 timed, us a call) the broadcast
-//    3.32 (MPICH's selector 2.17), the reduce 9.30 (10.50), the allreduce 13.73 (12.98);
-//    with these rules 2.38, 7.76 and 12.69 (at 1024 ranks 6.4 / 4.75 against 4.4, 11.3 /
-//    10.4 against 18.6, 23.6 / 22.6 against 21.2). A floor of 8 times the model's price of an agreement between two (48 us at 1024
-//    ranks, where one took 21-28) put the 1024-rank reduce's trials at call 49 where its
-//    sum had been 90% of the price at call 28: the agreement that begins the trials is
-//    worth making. Native's first calls are not measured again
+//    agree on native's time (the slowest rank's sum) at its calls 1, 2, 4, 8, ..., so
+//    they begin the rounds at the same call, but for those that cannot begin them: after
+//    an agreement that does not, the next is the first doubling of its call count where
+//    native's calls at the mean just agreed would reach the trials' price
+//    (agreement_after). Native's calls grow cheaper as it warms up, so no earlier
+//    doubling could, and the rounds begin where they did with every doubling agreed on.
+//    A round is reported for each agreement, with native's mean so far.
+//    Decision: an agreement at every doubling cost more than native's calls where it is
+//    dearer than a call: 1024 ranks on the simulated EDR cluster (docs/simulation.md), an
+//    agreement (a small allreduce) 21-28 us against 4-19 us for an 8 B broadcast or
+//    reduce, seven agreements in a row of 100 calls, most of them futile; at 256 ranks
+//    (the same platform, one untimed call and 100 timed, us a call) the broadcast 3.32
+//    (MPICH's selector 2.17), the reduce 9.30 (10.50) and the allreduce 13.73 (12.98),
+//    with this 2.38, 8.65 and 13.08, the trials beginning at the same calls; at 1024
+//    ranks 6.4, 11.3 and 23.6 (against 4.4, 18.6 and 21.2) with this 4.75, 10.4 and 22.6.
+//    Tried and left: the next agreement an eighth past the call where native's calls
+//    at the agreed mean reach the price. It began the rounds sooner (the 256-rank reduce
+//    at call 52, 7.76 us a call), but also inside OSU's rows of 110 calls where a
+//    doubling had put them past the row (2 ranks, MPICH, a 64 KiB broadcast: trials from
+//    call 82, 8.85 us a call against 7.37 without them). A floor of 8 times the model's
+//    price of an agreement between two (48 us at 1024 ranks, where one took 21-28) was
+//    tried too: it put the 1024-rank reduce's trials at call 49 where its sum had been
+//    90% of the price at call 28. Native's first calls are not measured again
 //    in its first round (native is warm by then). Native's batch, sized by the model's
 //    best point-to-point price (trial_batches), is sized by its first calls' measured
 //    time instead where that makes it shorter. Decision: a fresh 16 KiB allreduce on 2
@@ -188,10 +192,6 @@ struct TrialSettings {
   int native_first_sample = 1;
   double recheck_share = 0;     // of a decided choice's time, for checking it again (0: a decision is final)
 };
-
-// How much further than its projection the next agreement on native MPI's first calls
-// comes (trials.h, "native_first", says why).
-constexpr double kAgreementMargin = 1.125;
 
 // The fewest calls of a choice before its first recheck (trials.h), whatever the prices:
 // a recheck of calls this cheap says little after fewer, and OSU's 110 calls a size

@@ -602,8 +602,8 @@ TEST_CASE("Trials: with native_first, native MPI runs the class's first calls un
   s.batch = 2;
   s.native_first = TrialPrice{1.0, {}};  // the trials' price, seconds
   // Candidates 0 and 1 are schedules, 2 is native. Native takes 0.125 s a call: agreed at
-  // its first call, its sum reaches 1.0 at call 8, and the ranks agree again at call 9
-  // (kAgreementMargin further).
+  // its first call, its sum reaches 1.0 at call 8, the first doubling there, where the
+  // ranks agree again (not at 2 and 4, where the agreed mean says it cannot).
   Trials t(3, 2, s);
   std::vector<int> agreements;
   for (int call = 1; call <= 16 && t.native_first(); ++call) {
@@ -616,9 +616,9 @@ TEST_CASE("Trials: with native_first, native MPI runs the class's first calls un
       t.end_round(t.round_means());
     }
   }
-  CHECK(agreements == std::vector<int>{1, 9});
+  CHECK(agreements == std::vector<int>{1, 8});
   CHECK_FALSE(t.native_first());
-  CHECK(t.native_first_calls() == 9);
+  CHECK(t.native_first_calls() == 8);
   CHECK(t.calls() == 0);         // none of them a trial call
   CHECK_FALSE(t.decided());
   // The rounds: the schedules first, native last, as always; native is warm, so its
@@ -632,17 +632,17 @@ TEST_CASE("Trials: with native_first, native MPI runs the class's first calls un
   CHECK(t.calls() <= 3 * (2 + 1) * (s.rounds + 1));
 }
 
-TEST_CASE("Trials: the agreements on native's first calls come kAgreementMargin past where its calls at the "
-          "agreed mean reach the trials' price, never at a call where the sum is past the price but the last",
+TEST_CASE("Trials: the agreements on native's first calls skip the doublings where native's calls at the agreed "
+          "mean cannot reach the trials' price, and the rounds begin where an agreement at every doubling begins them",
           "[trials]") {
   // Runs native's first calls at `seconds(call)` until the rounds begin; the calls at
-  // which the ranks agreed, and the agreed mean at each.
+  // which the ranks agreed.
   auto agreements_of = [](TrialSettings s, const std::function<double(int)>& seconds) {
     Trials t(2, 1, s);
-    std::vector<std::pair<int, double>> out;
-    for (int call = 1; call <= 1 << 20 && t.native_first(); ++call)
+    std::vector<int> out;
+    for (int call = 1; call <= 1 << 21 && t.native_first(); ++call)
       if (t.record(seconds(call))) {
-        out.emplace_back(call, t.round_means()[0]);
+        out.push_back(call);
         t.end_round(t.round_means());
       }
     REQUIRE_FALSE(t.native_first());
@@ -651,30 +651,33 @@ TEST_CASE("Trials: the agreements on native's first calls come kAgreementMargin 
   TrialSettings s;
   s.native_first = TrialPrice{400e-6, {}};
   // 4 us a call: the price is reached at call 100, which the first agreement projects;
-  // the ranks agree again an eighth further on.
-  const auto steady = agreements_of(s, [](int) { return 4e-6; });
-  REQUIRE(steady.size() == 2);
-  CHECK(steady[0].first == 1);
-  CHECK(steady[1].first == static_cast<int>(std::ceil(kAgreementMargin * 100)));
-  // Native warming up (each call dearer than the next): the projection from a dearer
-  // mean comes early, so the rounds begin at an agreement past the call where the sum
-  // reached the price, within the margin of it; before it, each agreement comes at least
-  // the margin further than the last, and where the sum had not reached the price.
-  for (const double price : {1e-4, 1e-3, 1e-2, 1e-1}) {
-    CAPTURE(price);
-    s.native_first = TrialPrice{price, {}};
-    auto warming = [](int call) { return 1e-6 + 100e-6 / call; };
-    const auto agreed = agreements_of(s, warming);
-    int reached = 0;  // the first call whose sum reaches the price
-    for (double sum = 0; sum < price;) sum += warming(++reached);
-    CHECK(agreed.back().first >= reached);
-    CHECK(agreed.back().first <= std::ceil(kAgreementMargin * reached));
-    for (std::size_t k = 1; k < agreed.size(); ++k) {
-      CHECK(agreed[k].first >= kAgreementMargin * agreed[k - 1].first);
-      if (k + 1 < agreed.size()) CHECK(agreed[k].first < reached);
+  // the ranks agree next at the doubling past it.
+  CHECK(agreements_of(s, [](int) { return 4e-6; }) == std::vector<int>{1, 128});
+  // Native warming up (each call dearer than the next), first calls up to a millisecond:
+  // the rounds begin at the first doubling whose sum reaches the price, as when the ranks
+  // agree at every doubling; every agreement but the last is at a doubling whose sum had
+  // not reached it.
+  for (const double first : {1e-6, 1e-4, 1e-3}) {
+    auto warming = [first](int call) { return 1e-7 + first / call; };
+    std::vector<double> sums{0};  // of native's first calls
+    for (int call = 1; call <= 1 << 21; ++call) sums.push_back(sums.back() + warming(call));
+    for (const double price : {1e-5, 1e-4, 1e-3, 1e-2, 1e-1}) {
+      for (const int first_calls : {0, 16, 256}) {
+        CAPTURE(first, price, first_calls);
+        s.native_first = TrialPrice{price, {}};
+        s.native_first_calls = first_calls;
+        const std::vector<int> agreed = agreements_of(s, warming);
+        // Every doubling: the first from max(first_calls, 1) whose sum reaches the price.
+        int doubling = std::max(first_calls, 1);
+        while (sums[static_cast<std::size_t>(doubling)] < price) doubling *= 2;
+        CHECK(agreed.back() == doubling);
+        for (std::size_t k = 0; k < agreed.size(); ++k) {
+          const int at = agreed[k];
+          CHECK(at == std::max(first_calls, 1) << static_cast<int>(std::round(std::log2(at / std::max(first_calls, 1)))));
+          if (k + 1 < agreed.size()) CHECK(sums[static_cast<std::size_t>(at)] < price);
+        }
+      }
     }
-    // Fewer agreements than at calls 1, 2, 4, ...
-    CHECK(agreed.size() <= 1 + std::ceil(std::log2(agreed.back().first)));
   }
 }
 
@@ -809,17 +812,18 @@ TEST_CASE("Trials: sampled native first calls (the shim's cheap classes) time th
   s.native_first_sample = 16;
   Trials sampled(3, 2, s);
   const auto [begun, timed] = run_native_first(sampled, 4096, [](int) { return 1e-6; });
-  // The agreements come at calls 256 and 1125, kAgreementMargin past where the sum (1 ms)
-  // reaches the price at the mean agreed at 256: the same calls as with every call timed.
-  CHECK(begun == 1125);
-  CHECK(timed == kTimedNativeFirstCalls + (1125 - kTimedNativeFirstCalls + 15) / 16);
-  CHECK(sampled.native_first_calls() == 1125);
+  // The agreements come at calls 256 and 1024, the first doubling past where the sum (1
+  // ms) reaches the price at the mean agreed at 256: the same calls as with every call
+  // timed.
+  CHECK(begun == 1024);
+  CHECK(timed == kTimedNativeFirstCalls + (1024 - kTimedNativeFirstCalls) / 16);
+  CHECK(sampled.native_first_calls() == 1024);
   CHECK(sampled.calls() == 0);
   s.native_first_sample = 1;
   Trials every(3, 2, s);
   const auto [begun_every, timed_every] = run_native_first(every, 4096, [](int) { return 1e-6; });
-  CHECK(begun_every == 1125);
-  CHECK(timed_every == 1125);
+  CHECK(begun_every == 1024);
+  CHECK(timed_every == 1024);
   // Past native's first calls every call is timed again (the rounds measure each).
   CHECK(sampled.times_next());
   CHECK_FALSE(sampled.count_quiet_call());
@@ -869,13 +873,12 @@ TEST_CASE("Trials: with native_first_factor, native's first calls must cost that
   TrialSettings s;
   s.native_first = TrialPrice{100e-6, {}};
   s.native_first_calls = 256;
-  for (const auto& [factor, begins] : {std::pair{1.0, 256}, std::pair{4.0, 450}, std::pair{8.0, 900}}) {
+  for (const auto& [factor, begins] : {std::pair{1.0, 256}, std::pair{4.0, 512}, std::pair{8.0, 1024}}) {
     CAPTURE(factor);
     s.native_first_factor = factor;
     Trials t(2, 1, s);
     CHECK(t.native_first_target(1e-6) == Approx(factor * 100e-6));
-    // Native's calls take 1 us: 256 us at call 256 (the first agreement); 400 at 400 and
-    // 800 at 800, agreed kAgreementMargin further on.
+    // Native's calls take 1 us: 256 us at call 256, 512 at 512, 1.024 ms at 1024.
     CHECK(run_native_first(t, 4096, [](int) { return 1e-6; }).first == begins);
   }
   // The shim's factor and sampling apply to the classes priced under kMidCallSeconds alone.
