@@ -346,6 +346,17 @@ std::size_t bring_staged_forward(std::vector<Choice>& ranked, std::size_t first,
   return (moved ? 1 : 0) + (place(next, !best_direct, false).first ? 1 : 0);
 }
 
+std::size_t bring_estimate_forward(std::vector<Choice>& ranked, std::size_t first) {
+  if (ranked.empty() || !ranked.front().exact) return 0;  // no exact price to be under
+  // (Estimates come after the exact prices, cheapest first: the first is the best.)
+  const auto found = std::find_if(ranked.begin(), ranked.end(), [](const Choice& c) { return !c.exact; });
+  if (found == ranked.end() || static_cast<std::size_t>(found - ranked.begin()) < first ||
+      !(found->predicted < ranked.front().predicted))
+    return 0;
+  std::rotate(ranked.begin() + static_cast<std::ptrdiff_t>(first), found, found + 1);
+  return 1;
+}
+
 bool below_trial_threshold(const Problem& problem, const Choice& best, const CostModel& prior, double threshold) {
   if (!(best.predicted < threshold)) return false;
   Problem unlearnt = problem;

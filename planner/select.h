@@ -117,6 +117,18 @@ std::vector<Choice> rank_choices(const Problem& problem, const Request& request)
 // cma-2026-11-28.txt, lines B).
 std::size_t bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collective collective);
 
+// Moves the best choice priced by an estimate (Choice::exact false: rank_choices ranks
+// every exact price before it) to position `first` of `ranked` where it is there or
+// further down and its estimate is under the best exact price; returns 1 where it
+// placed it (the caller trials one more), 0 otherwise. An estimate comes from a simpler
+// model than the exact prices and is often optimistic, so it does not outrank them; but
+// where it says a schedule is the fastest by far, a trial is what can tell. Decision:
+// 1024 ranks on the simulated EDR cluster (64 nodes found in 4 clusters), an 8 B
+// allreduce: recursive-doubling, too large to simulate there, estimated at 20 us, ranked
+// after hierarchical and binomial (exact, 48 us), which the trials measured at 37 us
+// against native's 21 (docs/simulation.md).
+std::size_t bring_estimate_forward(std::vector<Choice>& ranked, std::size_t first);
+
 // Whether `best` (priced under `problem.model`, maybe a learnt one) is a call short
 // enough that auto keeps native MPI untried (CANOPY_AUTO_NATIVE_BELOW, `threshold`
 // seconds): its price under `problem.model` and under `prior`, the starting model, are

@@ -374,6 +374,10 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // twice the ring's price, where it runs in 9-12, and 1 MiB at 69.6 (it took 28-31).
     if (tune && staging && request.algorithm == "auto")
       wanted += planner::bring_staged_forward(ranked, wanted, problem.collective);
+    // And the best schedule the planner could only estimate, where its estimate is under
+    // every exact price (planner::bring_estimate_forward says why): at scale the
+    // exchanges (recursive doubling) are too large to simulate over a topology.
+    if (tune && request.algorithm == "auto") wanted += planner::bring_estimate_forward(ranked, wanted);
     const double best_price = ranked.front().predicted;
     for (const planner::Choice& c : ranked) {
       const planner::Algorithm* a = planner::find_algorithm(problem.collective, c.algorithm);

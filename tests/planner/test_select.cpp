@@ -321,6 +321,38 @@ TEST_CASE("Select: bring_staged_forward moves the ring's best choice to the tria
         std::vector<std::string>{"binomial", "shm-flat", "chain", "reduce-scatter-gather", "shm-reduce-scatter-gather"});
 }
 
+TEST_CASE("Select: bring_estimate_forward trials the best estimated choice where it is under every exact price",
+          "[select]") {
+  auto names = [](const std::vector<Choice>& ranked) {
+    std::vector<std::string> out;
+    for (const Choice& c : ranked) out.push_back(c.algorithm);
+    return out;
+  };
+  // As rank_choices ranks them: exact prices first, then estimates, each cheapest first.
+  const std::vector<Choice> ranked{{"hierarchical", 0, 48e-6, true}, {"binomial", 0, 48e-6, true},
+                                   {"binary", 0, 82e-6, true}, {"recursive-doubling", 0, 20e-6, false},
+                                   {"rabenseifner", 0, 30e-6, false}};
+  std::vector<Choice> r = ranked;
+  CHECK(bring_estimate_forward(r, 2) == 1);
+  CHECK(names(r) == std::vector<std::string>{"hierarchical", "binomial", "recursive-doubling", "binary", "rabenseifner"});
+  // At the first place not trialled it stays, and the caller trials one more; trialled
+  // already, nothing moves.
+  CHECK(bring_estimate_forward(r, 2) == 1);
+  CHECK(bring_estimate_forward(r, 3) == 0);
+  CHECK(names(r) == std::vector<std::string>{"hierarchical", "binomial", "recursive-doubling", "binary", "rabenseifner"});
+  // An estimate no cheaper than the best exact price stays where it is.
+  std::vector<Choice> dearer{{"binomial", 0, 48e-6, true}, {"binary", 0, 82e-6, true}, {"ring", 0, 48e-6, false}};
+  CHECK(bring_estimate_forward(dearer, 1) == 0);
+  CHECK(names(dearer) == std::vector<std::string>{"binomial", "binary", "ring"});
+  // No exact price (every choice an estimate, already cheapest first), or no estimate.
+  std::vector<Choice> estimates{{"ring", 0, 10e-6, false}, {"recursive-doubling", 0, 20e-6, false}};
+  CHECK(bring_estimate_forward(estimates, 1) == 0);
+  std::vector<Choice> exact{{"binomial", 0, 48e-6, true}, {"binary", 0, 10e-6, true}};
+  CHECK(bring_estimate_forward(exact, 1) == 0);
+  std::vector<Choice> empty;
+  CHECK(bring_estimate_forward(empty, 0) == 0);
+}
+
 TEST_CASE("Select: bring_staged_forward also trials the other node mechanism, the ring's or cross-memory attach's",
           "[select]") {
   auto names = [](const std::vector<Choice>& ranked) {
