@@ -12,6 +12,17 @@
 using namespace canopy::planner;
 using namespace canopy::planner::testing;
 
+namespace {
+
+// The algorithms of a ranking, in its order.
+std::vector<std::string> names(const std::vector<Choice>& ranked) {
+  std::vector<std::string> out;
+  for (const Choice& c : ranked) out.push_back(c.algorithm);
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("Select: every algorithm is registered under one token, for its collective", "[select]") {
   for (Collective c : {Collective::Reduce, Collective::Bcast}) {
     const auto names = algorithm_names(c);
@@ -297,11 +308,6 @@ TEST_CASE("Select: rank_plans lists each algorithm once at its best segment size
 
 TEST_CASE("Select: bring_staged_forward moves the ring's best choice to the trialled ones, the rest in order",
           "[select]") {
-  auto names = [](const std::vector<Choice>& ranked) {
-    std::vector<std::string> out;
-    for (const Choice& c : ranked) out.push_back(c.algorithm);
-    return out;
-  };
   const std::vector<Choice> ranked{{"binomial"}, {"scatter-allgather"}, {"chain"}, {"shm-bcast"}, {"flat"}};
   std::vector<Choice> r = ranked;
   CHECK(bring_staged_forward(r, 2, Collective::Bcast) == 1);
@@ -323,11 +329,6 @@ TEST_CASE("Select: bring_staged_forward moves the ring's best choice to the tria
 
 TEST_CASE("Select: bring_estimate_forward trials the best estimated choice where it is under every exact price",
           "[select]") {
-  auto names = [](const std::vector<Choice>& ranked) {
-    std::vector<std::string> out;
-    for (const Choice& c : ranked) out.push_back(c.algorithm);
-    return out;
-  };
   // As rank_choices ranks them: exact prices first, then estimates, each cheapest first.
   const std::vector<Choice> ranked{{"hierarchical", 0, 48e-6, true}, {"binomial", 0, 48e-6, true},
                                    {"binary", 0, 82e-6, true}, {"recursive-doubling", 0, 20e-6, false},
@@ -355,11 +356,6 @@ TEST_CASE("Select: bring_estimate_forward trials the best estimated choice where
 
 TEST_CASE("Select: bring_staged_forward also trials the other node mechanism, the ring's or cross-memory attach's",
           "[select]") {
-  auto names = [](const std::vector<Choice>& ranked) {
-    std::vector<std::string> out;
-    for (const Choice& c : ranked) out.push_back(c.algorithm);
-    return out;
-  };
   // cma-bcast ranked first and trialled anyway: the ring's best comes to the first place
   // not trialled.
   std::vector<Choice> direct_first{{"cma-bcast"}, {"binomial"}, {"chain"}, {"shm-bcast"}};
