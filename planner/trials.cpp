@@ -238,6 +238,13 @@ void Trials::end_round(const std::vector<double>& agreed) {
       settings_.batches[static_cast<std::size_t>(native_)] = measured;
     }
     live_ = pending_;
+    // Long schedules priced clearly over native's calls are not trialled (trials.h).
+    const auto priced_out = [&](int c) {
+      if (c == native_ || static_cast<std::size_t>(c) >= settings_.predicted.size()) return false;
+      const double price = settings_.predicted[static_cast<std::size_t>(c)];
+      return price >= kSingleCallSeconds && price > settings_.clear * native_first_mean_;
+    };
+    live_.erase(std::remove_if(live_.begin(), live_.end(), priced_out), live_.end());
     start_rounds();
     if (!decided_ && round_ == 0) {  // a first look: native's first calls stand for its look (trials.h)
       live_.erase(std::find(live_.begin(), live_.end(), native_));

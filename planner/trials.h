@@ -115,6 +115,23 @@
 //    sites, 1 MiB allreduce: three schedules at 67-69 ms, native 284 ms a call), the
 //    rounds begin after native's first call instead of its fourth; 8 calls of that job
 //    ran 4 native calls and then trials, at native's speed.
+//    Where the rounds begin, a schedule of calls of a millisecond or more that the model
+//    prices over `clear` times native's agreed mean of its first calls (cold calls
+//    included) is not trialled: where a measured mean that far under every other
+//    decides at once, a price that far over native's is as clear, and one call of such a
+//    schedule costs several of native's. Where no schedule is left, native is decided.
+//    Decision: 1024 simulated ranks (SMPI, cluster-edr), a 1 MiB reduce after native's 64
+//    first calls at about 0.5 ms a call: `greedy-bidirectional` (priced 1.42 ms) and
+//    `binary` (1.80 ms) measured 2.4-4.7 and 3.3 ms on the slowest rank in the first
+//    look, native chosen: 6.4 ms of the run's 57, 570 us a call against `mpich`'s 506
+//    (docs/simulation.md). Why `clear` (2) and not more: a schedule priced over twice
+//    native's time wins only where it runs in under half its price; of long calls the
+//    furthest under their price measured so far ran at 0.56 of it (64 simulated ranks, a
+//    1 MiB allreduce: `hierarchical` priced 1.05 ms, 0.59 ms on the slowest rank, native
+//    0.65; priced under twice native's time, it was trialled), and a schedule kept from
+//    its trials that would have won costs a missed win, never a slower call. The model is
+//    not trusted the other way: a schedule priced under native is trialled, as the test
+//    bed's (priced at 67 ms, native 284) are.
 //    Where the rounds begin with a first look, native MPI sits it out: its first calls
 //    stand for its look (their agreed mean, cold calls included, so native looks no
 //    faster than it is), a schedule `first_look` times slower than the faster of native
@@ -190,6 +207,10 @@ struct TrialSettings {
   // timing each call costs a fifth of it (kCheapNativeFirstFactor says why).
   double native_first_factor = 1;
   int native_first_sample = 1;
+  // With native_first: each candidate's predicted seconds a call (native's is not read;
+  // empty: none known). Where the rounds begin, a schedule of calls of a millisecond or
+  // more priced over `clear` times native's agreed mean is not trialled (trials.h).
+  std::vector<double> predicted;
   double recheck_share = 0;     // of a decided choice's time, for checking it again (0: a decision is final)
 };
 

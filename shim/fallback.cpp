@@ -24,7 +24,10 @@ const ReasonInfo kReasons[kFallbackReasons] = {
     {"planning-error", "the planner failed for this call", false},
     {"validator-rejected", "the validator rejected every schedule the planner offered", false},
     {"auto-trial-native", "auto is measuring native MPI (trial round)", false},
-    {"auto-chose-native", "auto measured native MPI fastest", false},
+    {"auto-chose-native",
+     "auto measured native MPI fastest (or, for calls of a millisecond or more, priced every schedule over twice "
+     "native's measured time)",
+     false},
     {"internal-error", "an error before any message was sent (e.g. out of memory)", false},
     {"configured", "CANOPY_CONFIG says native MPI for this collective, size and communicator", true},
     {"auto-below-threshold", "auto keeps native MPI for calls the model prices under 5 us (not worth a trial)",

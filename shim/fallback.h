@@ -25,7 +25,7 @@ enum class FallbackReason {
   PlanningError,        // the planner threw for this call kind
   ValidatorRejected,    // every schedule the planner offered failed validation
   AutoTrialNative,      // auto is measuring native MPI in a trial round
-  AutoChoseNative,      // auto measured native MPI fastest and kept it
+  AutoChoseNative,      // auto measured native MPI fastest and kept it (or priced long schedules out)
   InternalError,        // an exception before any message (e.g. out of memory)
   Configured,           // a CANOPY_CONFIG rule (or the global setting beside rules) says native
   AutoBelowThreshold,   // auto: the model's best schedule is too short a call to try against native

@@ -492,6 +492,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // ring: native has run its calls 256 times already.
     if (!trial_cheap && rt.settings.auto_native_first && native_index >= 0) {
       trial.native_first = planner::trial_price(shapes, trial.batches, trial.rounds);
+      for (const planner::TrialCandidate& shape : shapes) trial.predicted.push_back(shape.predicted);
       if (warm_native_first) {
         trial.native_first_calls = planner::warm_native_first_calls(cheap_best_price);
         trial.native_first_factor = planner::cheap_native_first_factor(cheap_best_price);

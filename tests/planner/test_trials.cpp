@@ -966,6 +966,61 @@ TEST_CASE("Trials: with native_first and long calls, the rounds begin after nati
   CHECK(t.calls() == 6);  // after native's first call: the settling call, 3 looks, 2 in the round
 }
 
+TEST_CASE("Trials: where the rounds begin, long schedules priced over `clear` times native's agreed mean are not "
+          "trialled; none left, native is decided",
+          "[trials]") {
+  // 1024 simulated ranks, a 1 MiB reduce (trials.h): schedules priced 1.42 and 1.80 ms,
+  // native's first calls 0.5 ms a call.
+  auto settings = [](std::vector<double> predicted) {
+    TrialSettings s;
+    s.batches = {1, 1, 1, 1};
+    TrialPrice price;
+    for (std::size_t c = 0; c + 1 < predicted.size(); ++c) price.long_calls.push_back({predicted[c], 3});
+    s.native_first = price;
+    s.predicted = std::move(predicted);
+    return s;
+  };
+  // Native's first calls until they have cost the trials' price; returns the calls.
+  auto first_calls = [](Trials& t, double native) {
+    int calls = 0;
+    while (t.native_first()) {
+      ++calls;
+      if (t.record(native)) t.end_round(t.round_means());
+    }
+    return calls;
+  };
+  // Every schedule over twice native's 0.5 ms (and over a millisecond): native decided
+  // where the rounds would have begun, no schedule run.
+  Trials out(4, 3, settings({1.42e-3, 1.80e-3, 1.0e-3 + 1e-9, 0}));
+  const int calls = first_calls(out, 0.5e-3);
+  CHECK(calls > 1);
+  CHECK(out.decided());
+  CHECK(out.chosen() == 3);
+  CHECK(out.calls() == 0);
+  // The same schedules without prices run their look (the trials as before), at the
+  // same call.
+  TrialSettings unpriced = settings({1.42e-3, 1.80e-3, 1.0e-3 + 1e-9, 0});
+  unpriced.predicted.clear();
+  Trials look(4, 3, unpriced);
+  CHECK(first_calls(look, 0.5e-3) == calls);
+  CHECK_FALSE(look.decided());
+  CHECK(look.live() == std::vector<int>{0, 1, 2});  // (native sits out the first look)
+  // Native at 0.6 ms a call: a schedule priced 0.99 ms (a short call, always trialled)
+  // or 1.1 ms (long, but under 2 x 0.6 ms) stays, alone in the first look.
+  for (double kept : {0.99e-3, 1.1e-3}) {
+    CAPTURE(kept);
+    Trials some(4, 3, settings({1.42e-3, kept, 1.80e-3, 0}));
+    first_calls(some, 0.6e-3);
+    CHECK_FALSE(some.decided());
+    CHECK(some.live() == std::vector<int>{1});
+    CHECK(run(some, [](int c) { return c == 3 ? 0.6e-3 : 0.3e-3; }) == 1);
+  }
+  // Priced under native (the test bed's 67 ms against 280): all trialled.
+  Trials under(4, 3, settings({0.067, 0.069, 0.068, 0}));
+  first_calls(under, 0.28);
+  CHECK(under.live() == std::vector<int>{0, 1, 2});
+}
+
 TEST_CASE("Trials: after a first look only the fastest schedule, and native where it is in the running, go on",
           "[trials]") {
   TrialSettings s;
