@@ -9,11 +9,11 @@
 # Left out of the MPI tests unless arguments are given (CI's time; tools/test.sh runs
 # them unsanitized): the "each algorithm" and "each topology-aware algorithm" runs of
 # the test programs (every algorithm's executor path runs sanitized in the differential
-# tests, 20 random cases each here instead of 70), the test programs run natively
+# tests, 12 random cases each here instead of 70), the test programs run natively
 # (nothing of Canopy's runs there, except in reduce_kernels_check, which does run),
 # the test bed (the demo under network emulation) and the messages over 2 GiB (labels
-# native, testbed, large); of the unit tests, the five longest sweeps (heavy_sweeps
-# below).
+# native, testbed, large), and a few MPI tests whose code runs sanitized in a sibling
+# (heavy_mpi below); of the unit tests, the five longest sweeps (heavy_sweeps below).
 # Extra arguments go to ctest instead, e.g. tools/test-sanitizers.sh -R reduce_special.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
   sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
@@ -30,6 +30,15 @@ build=${CANOPY_ASAN_BUILD_DIR:-$here/build-asan}
 # unit tests took 247 s with the first three left out (70 s of it the bounding sweep).
 heavy_sweeps="Rank views equal the schedule's own steps: p = 1\.\.40|Binomial reduce \(Langou 001|Hierarchy: on random multi-cluster"
 heavy_sweeps+="|Select: bounding never changes|Allreduce algorithms validate and simulate: p = 1\.\.17"
+# MPI tests whose code runs sanitized in a sibling (about 110 s of CI's 10 minutes of
+# sanitized MPI tests, 2026-12-05): the soak (its calls are the differential tests'),
+# the topology file's np5 matrices and differential (its np4 differential and the
+# hierarchical stages' reduce stay), the broadcast twins of the hierarchical stages and
+# the hwloc packages, and the saved rules over varying counts (the saved rules' own
+# tests stay).
+heavy_mpi="soak np2|topology file (reduce|bcast)_matrix np5|topology file differential np5"
+heavy_mpi+="|hierarchical stages inside each node: bcast_matrix|hierarchical by package: bcast_matrix"
+heavy_mpi+="|saved rules, varying counts"
 
 "$here/tools/setup.sh"
 # -g1: line tables only (stack traces keep their lines; compiling takes less time).
@@ -37,12 +46,12 @@ heavy_sweeps+="|Select: bounding never changes|Allreduce algorithms validate and
 # as long (unit tests 172 s against 174 s, MPI tests within 25 s of 431 s).
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-  -DCANOPY_SANITIZE="${CANOPY_SANITIZE:-address,undefined}" -DCANOPY_DIFFERENTIAL_CASES=20 >/dev/null
+  -DCANOPY_SANITIZE="${CANOPY_SANITIZE:-address,undefined}" -DCANOPY_DIFFERENTIAL_CASES=12 >/dev/null
 cmake --build "$build" -j "$(nproc)"
 cd "$build"
 if [ $# -eq 0 ]; then
   ctest --output-on-failure -LE mpi -j "$(nproc)" -E "$heavy_sweeps"
-  ctest --output-on-failure -L mpi -LE "native|testbed|large" -E "each (topology-aware )?algorithm:"
+  ctest --output-on-failure -L mpi -LE "native|testbed|large" -E "each (topology-aware )?algorithm:|$heavy_mpi"
   # One native test is Canopy's own code: its reduction loops against MPI_Reduce_local.
   ctest --output-on-failure -R "reduce kernels equal MPI_Reduce_local"
 else
