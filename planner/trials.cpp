@@ -13,6 +13,9 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kSingleCallSeconds = 1e-3;
 constexpr double kBatchSeconds = 50e-6;
 constexpr int kMaxBatch = 16;
+// A sum of n calls at an agreed mean is n times it within a rounding: a sum this share of
+// native's first-call target or more has reached it (end_round, agreement_after).
+constexpr double kReachedShare = 1 - 1e-9;
 
 }  // namespace
 
@@ -124,7 +127,9 @@ void Trials::clear_round() {
 bool Trials::count_native_first_call() {
   ++first_calls_;
   if (first_calls_ < next_agreement_) return false;
-  next_agreement_ = 2 * first_calls_;  // end_round() may put it further (agreement_after)
+  // end_round() puts the next agreement where native can reach the trials' price
+  // (agreement_after); this doubling stands only if no agreement is recorded.
+  next_agreement_ = 2 * first_calls_;
   means_.assign(1, first_seconds_ / first_calls_);  // every rank ran as many calls
   return true;
 }
@@ -142,7 +147,7 @@ int Trials::agreement_after(double native_mean) const {
   // earlier doubling can begin the rounds (trials.h).
   // (A rounding's worth under the quotient: a sum of n calls at the mean is n times it.)
   double reach = 0;
-  if (native_mean > 0 && std::isfinite(native_mean)) reach = (1 - 1e-9) * native_first_target(native_mean) / native_mean;
+  if (native_mean > 0 && std::isfinite(native_mean)) reach = kReachedShare * native_first_target(native_mean) / native_mean;
   double next = 2.0 * std::max(first_calls_, 1);
   while (next < reach && next < std::numeric_limits<int>::max() / 4) next *= 2;
   return static_cast<int>(next);
@@ -224,7 +229,7 @@ void Trials::end_round(const std::vector<double>& agreed) {
     // (A sum a rounding short of the target has reached it: projected to reach it at
     // this call, it would otherwise wait for the next agreement.)
     if (first_calls_ < settings_.native_first_calls ||
-        agreed[0] * first_calls_ < (1 - 1e-9) * native_first_target(agreed[0])) {
+        agreed[0] * first_calls_ < kReachedShare * native_first_target(agreed[0])) {
       next_agreement_ = agreement_after(agreed[0]);
       return;
     }
