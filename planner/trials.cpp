@@ -164,7 +164,8 @@ bool Trials::record(double seconds, bool first_touch) {
   if (phase_ == Phase::kNativeFirst) {
     // A timed call past the first ones stands for itself and the untimed calls after it
     // (times_next()), so that the sum stays a sum over every call: the first calls, far
-    // dearer than the rest (the first one makes the class's plan), weigh as they did.
+    // dearer than the rest, weigh as they did (but for the very first, which
+    // times_next() leaves out: the ranks' planning of the class, not native's cost).
     // A sampled call counts at most kSampledCallCap times the fastest sampled so far:
     // one that met a pause of the machine would count it `native_first_sample` times.
     // Decision: 2 ranks, MPICH 4.0.2, 8 B allreduces, OSU's way, 3 runs, one in 16 of
@@ -172,13 +173,13 @@ bool Trials::record(double seconds, bool first_touch) {
     // 290-335 us in two runs and by 1.5 ms in the third (a sampled call of about 90 us),
     // which began the trials there rather than at call 1024.
     // (A call timed where times_next() did not ask for one adds nothing: the sample
-    // before it stands for it.)
+    // before it stands for it, or, for a sampled class's first call, nothing does.)
     if (sampling()) {
       if (first_calls_ % settings_.native_first_sample == 0) {
         fastest_sampled_ = std::min(fastest_sampled_, seconds);
         first_seconds_ += std::min(seconds, kSampledCallCap * fastest_sampled_) * settings_.native_first_sample;
       }
-    } else {
+    } else if (!untimed_first()) {
       first_seconds_ += seconds;
     }
     return count_native_first_call();

@@ -392,10 +392,20 @@ class Trials {
   double native_first_target(double native_mean) const;
   // Whether the next call is to be timed and passed to record(), rather than counted
   // with record_untimed(): every call but native's first calls past
-  // kTimedNativeFirstCalls where TrialSettings::native_first_sample says so. The same
-  // answer on every rank (it follows the call count).
+  // kTimedNativeFirstCalls where TrialSettings::native_first_sample says so, and a
+  // sampled class's very first call. The same answer on every rank (it follows the call
+  // count).
+  // Decision (the first call of a class whose native calls are sampled, the cheap ones):
+  // it is not native's cost. On 2 ranks (Open MPI 4.1.4, OSU's way, 8 B allreduces, the
+  // process's first size) the ranks' first native calls took 52 and 829 us, the faster
+  // rank waiting in it for the other to finish planning the class (1.2-2 ms on each),
+  // and the slowest rank's 829 us was most of the 963 us the trials were priced at: the
+  // trials began at call 256, inside OSU's row (0.55-1.42 us a call against native's
+  // 0.54-0.78, 5 runs).
   bool times_next() const {
-    return phase_ != Phase::kNativeFirst || !sampling() || first_calls_ % settings_.native_first_sample == 0;
+    if (phase_ != Phase::kNativeFirst) return true;
+    if (untimed_first()) return false;
+    return !sampling() || first_calls_ % settings_.native_first_sample == 0;
   }
 
   // Records this rank's duration of the call just made with current(). True when a
@@ -462,6 +472,8 @@ class Trials {
   // Whether native's next first call falls where only samples are timed
   // (TrialSettings::native_first_sample, past kTimedNativeFirstCalls).
   bool sampling() const { return settings_.native_first_sample > 1 && first_calls_ >= kTimedNativeFirstCalls; }
+  // The next call is a sampled class's first, which is not timed (times_next()).
+  bool untimed_first() const { return settings_.native_first_sample > 1 && first_calls_ == 0; }
   void clear_round();  // the round's sums, for the live candidates
   void start_rounds();  // first look or measured rounds of live_, from its first call
   void start_native_trial();  // rounds of the schedules' choice and native
