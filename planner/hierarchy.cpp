@@ -237,14 +237,17 @@ void decline_unless_topology_aware_fits(const Problem& problem, const std::strin
 std::vector<Step> merge_after(const std::vector<Step>& first, const std::vector<Step>& second, int segments) {
   std::vector<int> last(segments, -1);  // first's last step on each segment
   for (int i = 0; i < static_cast<int>(first.size()); ++i)
-    if (first[i].kind != StepKind::Expose) last[first[i].segment] = i;
+    if (first[i].kind != StepKind::Expose)
+      for (int k = first[i].segment; k <= first[i].last_segment(); ++k) last[k] = i;
   std::vector<Step> out;
   out.reserve(first.size() + second.size());
   int taken = 0;  // first's steps already placed
   for (const Step& st : second) {
     // An Expose is the whole accumulator's: after every step of first, whose receives
     // would otherwise land in segments that others read after it.
-    const int after = st.kind == StepKind::Expose ? static_cast<int>(first.size()) - 1 : last[st.segment];
+    int after = st.kind == StepKind::Expose ? static_cast<int>(first.size()) - 1 : -1;
+    if (st.kind != StepKind::Expose)
+      for (int k = st.segment; k <= st.last_segment(); ++k) after = std::max(after, last[k]);
     for (; taken <= after; ++taken) out.push_back(first[taken]);
     out.push_back(st);
   }
@@ -370,13 +373,15 @@ std::vector<Step> group_result_as_allreduce_input(const std::vector<Step>& steps
     const bool reads_input = (st.kind == StepKind::Send || st.kind == StepKind::Stage || st.kind == StepKind::Copy ||
                               st.kind == StepKind::FetchReduce) &&
                              (st.buffer == Buffer::Input || st.kind == StepKind::Copy);
-    if (reads_input && written[st.segment])
-      throw PlanError("hierarchy: the leaders' allreduce reads a segment of its input after writing it");
+    for (int k = st.segment; k <= st.last_segment(); ++k)
+      if (reads_input && written[k])
+        throw PlanError("hierarchy: the leaders' allreduce reads a segment of its input after writing it");
     if (st.kind == StepKind::Stage || st.kind == StepKind::FetchReduce || st.is_direct())
       throw PlanError("hierarchy: the leaders' allreduce stages or reaches into memory");
     const bool writes = st.kind == StepKind::Reduce || st.kind == StepKind::Copy || st.kind == StepKind::Fetch ||
                         (st.kind == StepKind::Recv && st.buffer == Buffer::Accumulator);
-    if (writes) written[st.segment] = true;
+    if (writes)
+      for (int k = st.segment; k <= st.last_segment(); ++k) written[k] = true;
   }
   return group_result_as_input(steps);
 }

@@ -106,7 +106,7 @@ Step Step::write(int exposer, int segment) {
 
 bool Step::operator==(const Step& o) const {
   return kind == o.kind && peer == o.peer && segment == o.segment && buffer == o.buffer &&
-         slot == o.slot && incoming_is_left == o.incoming_is_left && readers == o.readers;
+         slot == o.slot && incoming_is_left == o.incoming_is_left && readers == o.readers && span == o.span;
 }
 
 std::int64_t Schedule::largest_segment_count() const {
@@ -205,13 +205,17 @@ const char* to_string(Buffer b) {
 }
 
 std::string describe(const Step& s) {
-  const std::string seg = "seg " + std::to_string(s.segment);
+  const std::string seg = "seg " + std::to_string(s.segment) +
+                          (s.span > 1 ? ".." + std::to_string(s.last_segment()) : std::string());
   switch (s.kind) {
     case StepKind::Send:
       return "send " + seg + " of " + to_string(s.buffer) + " to " + std::to_string(s.peer);
     case StepKind::Recv:
       return "recv " + seg + " from " + std::to_string(s.peer) + " -> " +
-             (s.buffer == Buffer::Slot ? "slot " + std::to_string(s.slot) : std::string("acc"));
+             (s.buffer == Buffer::Slot ? (s.span > 1 ? "slots " + std::to_string(s.slot) + ".." +
+                                                           std::to_string(s.slot + s.span - 1)
+                                                     : "slot " + std::to_string(s.slot))
+                                       : std::string("acc"));
     case StepKind::Reduce:
       return "reduce " + seg + ": acc = " +
              (s.incoming_is_left ? "slot " + std::to_string(s.slot) + " op acc"

@@ -26,6 +26,12 @@
 // write into it; no segment is written into it twice, or both written into it and read
 // from it (the validator checks all four). Broadcasts only, for now: there the
 // accumulator is the user's bytes on every rank (shim/collectives.cpp packs other types).
+// A Send, Recv, Reduce or Copy may span several consecutive segments (Step::span): one
+// message, one combine or one copy over segments segment .. segment + span - 1, which
+// are consecutive elements of the buffers. Rabenseifner's halving sends a block of
+// slices as one message, not one message a slice. A spanned receive into a slot lands
+// the segments packed from slot `slot`'s start over slots slot .. slot + span - 1; only
+// a Reduce of the same segments and slot reads it (the validator checks that).
 // Steps run in list order. Sends and receives are nonblocking when issued; a step
 // that needs data (a send of the accumulator, a reduce of a slot) waits for the
 // receive that produces it. That is exactly how shim/executor interprets it.
@@ -89,6 +95,9 @@ struct Step {
   bool incoming_is_left = false;
   std::int32_t readers = 0;   // Stage: how many steps read the staged segment; Expose: how
                               // many Read and Write steps of other ranks use the accumulator
+  // Send, Recv, Reduce, Copy: how many consecutive segments from `segment` the step
+  // moves or combines as one (see the top of this file); 1 for every other kind.
+  std::int32_t span = 1;
 
   static Step send(int peer, int segment, Buffer from = Buffer::Accumulator);
   static Step recv_into_slot(int peer, int segment, int slot);
@@ -102,6 +111,15 @@ struct Step {
   static Step expose(int accessors);
   static Step read(int exposer, int segment);
   static Step write(int exposer, int segment);
+
+  // The same step over `segments` consecutive segments from its own (span).
+  Step spanning(int segments) const {
+    Step s = *this;
+    s.span = segments;
+    return s;
+  }
+  int last_segment() const { return segment + span - 1; }
+  bool covers(int seg) const { return seg >= segment && seg < segment + span; }
 
   bool is_message() const { return kind == StepKind::Send || kind == StepKind::Recv; }
   bool is_staging() const { return kind == StepKind::Stage || kind == StepKind::Fetch || kind == StepKind::FetchReduce; }
@@ -147,6 +165,11 @@ struct Schedule {
 
   std::int64_t bytes() const { return count * element_bytes; }
   std::int64_t segment_bytes(int segment) const { return segments[segment].count * element_bytes; }
+  // The elements and bytes a step moves or combines: its segments, all `span` of them.
+  std::int64_t span_count(const Step& st) const {
+    return segments[st.last_segment()].first + segments[st.last_segment()].count - segments[st.segment].first;
+  }
+  std::int64_t span_bytes(const Step& st) const { return span_count(st) * element_bytes; }
   std::int64_t largest_segment_count() const;
   std::size_t total_steps() const;
   bool uses_staging() const { return staging_entries > 0; }

@@ -10,17 +10,24 @@ using nlohmann::json;
 
 namespace {
 
+// A step's segment: its index, or [first, last] for a step that spans several
+// (schedule.h: Send, Recv, Reduce and Copy may).
+json segments_to_json(const Step& s) {
+  if (s.span == 1) return s.segment;
+  return json::array({s.segment, s.last_segment()});
+}
+
 json step_to_json(const Step& s) {
   switch (s.kind) {
     case StepKind::Send:
-      return json::array({"send", s.peer, s.segment, s.buffer == Buffer::Input ? "input" : "acc"});
+      return json::array({"send", s.peer, segments_to_json(s), s.buffer == Buffer::Input ? "input" : "acc"});
     case StepKind::Recv:
-      if (s.buffer == Buffer::Slot) return json::array({"recv", s.peer, s.segment, "slot", s.slot});
-      return json::array({"recv", s.peer, s.segment, "acc"});
+      if (s.buffer == Buffer::Slot) return json::array({"recv", s.peer, segments_to_json(s), "slot", s.slot});
+      return json::array({"recv", s.peer, segments_to_json(s), "acc"});
     case StepKind::Reduce:
-      return json::array({"reduce", s.segment, s.slot, s.incoming_is_left ? "left" : "right"});
+      return json::array({"reduce", segments_to_json(s), s.slot, s.incoming_is_left ? "left" : "right"});
     case StepKind::Copy:
-      return json::array({"copy", s.segment});
+      return json::array({"copy", segments_to_json(s)});
     case StepKind::Stage:
       return json::array({"stage", s.segment, s.buffer == Buffer::Input ? "input" : "acc", s.slot, s.readers});
     case StepKind::Fetch:
@@ -51,6 +58,18 @@ int as_int(const json& j, const std::string& what) {
   return j.get<int>();
 }
 
+// A segment field of a Send, Recv, Reduce or Copy: an index, or [first, last] with
+// last >= first; `span` gets how many segments it names.
+int segments_from_json(const json& j, int& span) {
+  span = 1;
+  if (!j.is_array()) return as_int(j, "segment");
+  if (j.size() != 2) bad("a segment range must be [first, last]: " + j.dump());
+  const int first = as_int(j[0], "segment"), last = as_int(j[1], "segment");
+  if (last <= first) bad("a segment range's last must follow its first: " + j.dump());
+  span = static_cast<int>(static_cast<std::int64_t>(last) - first + 1);
+  return first;
+}
+
 Step step_from_json(const json& j) {
   if (!j.is_array() || j.empty() || !j[0].is_string()) bad("a step must be an array starting with its kind");
   const std::string kind = j[0];
@@ -61,28 +80,36 @@ Step step_from_json(const json& j) {
     if (!j[i].is_string()) bad("field " + std::to_string(i) + " of " + j.dump() + " must be a string");
     return j[i].get<std::string>();
   };
+  int span = 1;
   if (kind == "send") {
     need(4);
     const std::string buf = text(3);
     if (buf != "input" && buf != "acc") bad("send buffer must be input or acc: " + j.dump());
-    return Step::send(as_int(j[1], "peer"), as_int(j[2], "segment"),
-                      buf == "input" ? Buffer::Input : Buffer::Accumulator);
+    const int segment = segments_from_json(j[2], span);
+    return Step::send(as_int(j[1], "peer"), segment, buf == "input" ? Buffer::Input : Buffer::Accumulator)
+        .spanning(span);
   }
   if (kind == "recv") {
-    if (j.size() == 4 && text(3) == "acc") return Step::recv_into_accumulator(as_int(j[1], "peer"), as_int(j[2], "segment"));
+    if (j.size() == 4 && text(3) == "acc") {
+      const int segment = segments_from_json(j[2], span);
+      return Step::recv_into_accumulator(as_int(j[1], "peer"), segment).spanning(span);
+    }
     need(5);
     if (text(3) != "slot") bad("recv target must be acc or slot: " + j.dump());
-    return Step::recv_into_slot(as_int(j[1], "peer"), as_int(j[2], "segment"), as_int(j[4], "slot"));
+    const int segment = segments_from_json(j[2], span);
+    return Step::recv_into_slot(as_int(j[1], "peer"), segment, as_int(j[4], "slot")).spanning(span);
   }
   if (kind == "reduce") {
     need(4);
     const std::string side = text(3);
     if (side != "left" && side != "right") bad("reduce side must be left or right: " + j.dump());
-    return Step::reduce(as_int(j[1], "segment"), as_int(j[2], "slot"), side == "left");
+    const int segment = segments_from_json(j[1], span);
+    return Step::reduce(segment, as_int(j[2], "slot"), side == "left").spanning(span);
   }
   if (kind == "copy") {
     need(2);
-    return Step::copy(as_int(j[1], "segment"));
+    const int segment = segments_from_json(j[1], span);
+    return Step::copy(segment).spanning(span);
   }
   if (kind == "stage") {
     need(5);

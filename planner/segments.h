@@ -55,6 +55,14 @@ std::vector<Segment> problem_segments(const Problem& problem);
 // for none), at most kMaxSegments. For estimates (Algorithm::whole_steps).
 std::int64_t segments_asked(const Problem& problem);
 
+// Segments begin .. end-1 of a layout as the fewest messages (Step::span): runs of
+// consecutive segments, each run at most kMaxSegmentCount elements (one MPI count).
+struct SegmentRun {
+  int first = 0;
+  int span = 1;
+};
+std::vector<SegmentRun> message_runs(const std::vector<Segment>& segments, int begin, int end);
+
 // The sizes of a layout, the inverse of segments_from_counts.
 std::vector<std::int64_t> segment_counts_of(const std::vector<Segment>& segments);
 

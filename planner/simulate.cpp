@@ -90,31 +90,32 @@ class EventRun {
       const Step& st = steps[i];
       if (st.kind == StepKind::Recv) {
         if (st.buffer == Buffer::Accumulator) {
-          // It overwrites the segment: the sends still reading it must have ended first.
-          const double sent = sends_ended(r, st.segment);
+          // It overwrites its segments: the sends still reading them must have ended first.
+          const double sent = sends_ended(r, st);
           if (sent == kUnset) break;
           clock_[r] = std::max(clock_[r], sent);
-          readers_[r][st.segment].clear();
+          for (int k = st.segment; k <= st.last_segment(); ++k) readers_[r][k].clear();
         }
         post_[r][i] = clock_[r];
         wake(match_.partner[r][i].rank);  // its sender may now start the transfer
         if (st.buffer == Buffer::Slot) slot_writer_[r][st.slot] = i;
-        else acc_writer_[r][st.segment] = i;
+        else
+          for (int k = st.segment; k <= st.last_segment(); ++k) acc_writer_[r][k] = i;
       } else if (st.kind == StepKind::Send) {
         double ready = 0;
         if (st.buffer == Buffer::Accumulator) {
-          ready = done(r, acc_writer_[r][st.segment]);
-          if (ready == kUnset) break;  // the receive that fills it has not completed
+          ready = written(r, st);
+          if (ready == kUnset) break;  // a receive that fills it has not completed
         }
         post_[r][i] = std::max(clock_[r], ready);
         clock_[r] = post_[r][i];
         if (st.buffer == Buffer::Accumulator || s_.collective == Collective::Allreduce)
-          readers_[r][st.segment].push_back(i);
+          for (int k = st.segment; k <= st.last_segment(); ++k) readers_[r][k].push_back(i);
       } else if (st.kind == StepKind::Expose) {
         if (!expose(r, i)) break;
       } else {
         double start = clock_[r];
-        const std::int64_t bytes = s_.segment_bytes(st.segment);
+        const std::int64_t bytes = s_.span_bytes(st);
         double cost = m_.copy(bytes);
         if (st.kind == StepKind::Stage) {
           // Its data must be there, and its ring entry read by every reader of its previous use.
@@ -156,10 +157,10 @@ class EventRun {
           cost = m_.reduce(bytes);
         }
         if (writes_own_segment(st)) {
-          const double acc_ready = done(r, acc_writer_[r][st.segment]);
+          const double acc_ready = written(r, st);
           if (acc_ready == kUnset) break;
           start = std::max(start, acc_ready);
-          const double sent = sends_ended(r, st.segment);
+          const double sent = sends_ended(r, st);
           if (sent == kUnset) break;
           start = std::max(start, sent);
         }
@@ -170,10 +171,11 @@ class EventRun {
         }
         timing_[r][i] = {start, start + cost};
         clock_[r] = start + cost;
-        if (writes_own_segment(st)) {
-          acc_writer_[r][st.segment] = i;
-          readers_[r][st.segment].clear();
-        }
+        if (writes_own_segment(st))
+          for (int k = st.segment; k <= st.last_segment(); ++k) {
+            acc_writer_[r][k] = i;
+            readers_[r][k].clear();
+          }
         if (st.kind == StepKind::Stage)
           for (const StepRef& reader : match_.readers_of[r][st.slot]) wake(reader.rank);
         if (st.kind == StepKind::Fetch || st.kind == StepKind::FetchReduce) wake(st.peer);
@@ -219,6 +221,28 @@ class EventRun {
     }
     return ended;
   }
+  // ... over every segment a step spans.
+  double sends_ended(int r, const Step& st) const {
+    double ended = 0;
+    for (int k = st.segment; k <= st.last_segment(); ++k) {
+      const double end = sends_ended(r, k);
+      if (end == kUnset) return kUnset;
+      ended = std::max(ended, end);
+    }
+    return ended;
+  }
+
+  // When the last step writing any of the step's segments of rank r's accumulator ended
+  // (0: none yet); kUnset while one has not.
+  double written(int r, const Step& st) const {
+    double ready = 0;
+    for (int k = st.segment; k <= st.last_segment(); ++k) {
+      const double end = done(r, acc_writer_[r][k]);
+      if (end == kUnset) return kUnset;
+      ready = std::max(ready, end);
+    }
+    return ready;
+  }
 
   // Whether a local step writes this rank's accumulator segment (a Stage and a Write read it).
   static bool writes_own_segment(const Step& st) { return st.kind != StepKind::Stage && st.kind != StepKind::Write; }
@@ -258,7 +282,7 @@ class EventRun {
       Port& in = ports_[to.rank][recv_port()];
       if (post_[to.rank][to.index] == kUnset || in.queue.empty() || in.queue.front() != to.index) break;
       const double start = std::max({post_[r][i], post_[to.rank][to.index], out.free, in.free});
-      const std::int64_t bytes = s_.segment_bytes(s_.steps[r][i].segment);
+      const std::int64_t bytes = s_.span_bytes(s_.steps[r][i]);
       const double end = start + net_.transfer(r, to.rank, bytes);
       timing_[r][i] = timing_[to.rank][to.index] = {start, end};
       // The ports are free again after the occupancy (pLogP's gap), which may be

@@ -87,6 +87,24 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
       // nothing reads them.
       const bool of_segment = st.kind != StepKind::Expose;
       if (of_segment && (st.segment < 0 || st.segment >= nseg)) errors.push_back(where(r, i, st) + ": no such segment");
+      // A span (schedule.h): Send, Recv, Reduce and Copy only, over segments that exist,
+      // whose elements fit one MPI call's int count.
+      const bool spans = st.kind == StepKind::Send || st.kind == StepKind::Recv || st.kind == StepKind::Reduce ||
+                         st.kind == StepKind::Copy;
+      if (st.span < 1 || (!spans && st.span != 1)) {
+        errors.push_back(where(r, i, st) + ": span " + std::to_string(st.span) +
+                         (st.span < 1 ? " is not positive" : ": only a send, receive, reduce or copy spans segments"));
+        continue;
+      }
+      if (st.span > 1 && st.segment >= 0 && st.segment < nseg) {
+        if (st.span > nseg - st.segment) {
+          errors.push_back(where(r, i, st) + ": spans segments past the last (" + std::to_string(nseg - 1) + ")");
+          continue;
+        }
+        if (s.span_count(st) > kMaxSegmentCount)
+          errors.push_back(where(r, i, st) + ": spans " + std::to_string(s.span_count(st)) +
+                           " elements, more than one MPI message can (" + std::to_string(kMaxSegmentCount) + ")");
+      }
       if (comm && (st.peer < 0 || st.peer >= s.nranks || st.peer == r))
         errors.push_back(where(r, i, st) + ": bad peer");
       if (st.is_staging()) {
@@ -106,8 +124,9 @@ bool check_shape(const Schedule& s, std::vector<std::string>& errors) {
       const bool uses_slot = st.kind == StepKind::Reduce ||
                              (st.kind == StepKind::Recv && st.buffer == Buffer::Slot);
       // (slots[h]: a view holds its rank's count at 0; slots[r] read past its end.)
-      if (uses_slot && (st.slot < 0 || st.slot >= s.slots[h]))
-        errors.push_back(where(r, i, st) + ": slot outside 0.." + std::to_string(s.slots[h] - 1));
+      if (uses_slot && (st.slot < 0 || st.slot > s.slots[h] - st.span))
+        errors.push_back(where(r, i, st) + (st.span > 1 ? ": slots" : ": slot") + " outside 0.." +
+                         std::to_string(s.slots[h] - 1));
       if (st.is_direct()) check_direct_shape(s, r, i, st, errors);
       const bool moves = st.is_message() || st.kind == StepKind::Stage || st.kind == StepKind::Fetch || st.is_direct();
       if (s.collective == Collective::Bcast && !moves)
@@ -318,10 +337,13 @@ bool match_messages(const Schedule& s, Matching& out, std::vector<std::string>& 
         const StepRef& received = recvs[j + k].step;
         const Step& a = s.steps[sent.rank][sent.index];
         const Step& b = s.steps[received.rank][received.index];
-        if (a.segment != b.segment) {
+        if (a.segment != b.segment || a.span != b.span) {
+          const auto name = [](const Step& st) {
+            return "segment " + std::to_string(st.segment) +
+                   (st.span > 1 ? ".." + std::to_string(st.last_segment()) : std::string());
+          };
           errors.push_back("message " + std::to_string(k) + " from rank " + std::to_string(key.first) + " to " +
-                           std::to_string(key.second) + " is segment " + std::to_string(a.segment) +
-                           " but is received as segment " + std::to_string(b.segment));
+                           std::to_string(key.second) + " is " + name(a) + " but is received as " + name(b));
           ok = false;
         }
         out.partner[sent.rank][sent.index] = received;
@@ -349,11 +371,15 @@ struct SegmentState {
   std::vector<int> readers;
 };
 
+// A slot, or a run of them that one spanned receive fills (schedule.h): the first slot
+// of the run holds the receive's segments and their contents; the others are taken
+// (not Free) with segment -1, so that only a Reduce of the whole run reads them.
 struct SlotData {
   SlotState state = SlotState::Free;
   int recv_step = -1;
   int segment = -1;
-  RankSet content;
+  int span = 1;
+  std::vector<RankSet> content;  // per segment of the span
 };
 
 class SymbolicRun {
@@ -419,17 +445,24 @@ class SymbolicRun {
     switch (st.kind) {
       case StepKind::Recv: {
         if (st.buffer == Buffer::Slot) {
-          SlotData& slot = slots_[r][st.slot];
-          if (slot.state != SlotState::Free) return fail("slot still holds an operand not yet reduced");
-          slot.state = SlotState::Pending;
-          slot.recv_step = i;
-          slot.segment = st.segment;
+          for (int j = 0; j < st.span; ++j)
+            if (slots_[r][st.slot + j].state != SlotState::Free) return fail("slot still holds an operand not yet reduced");
+          for (int j = 0; j < st.span; ++j) {
+            SlotData& slot = slots_[r][st.slot + j];
+            slot.state = SlotState::Pending;
+            slot.recv_step = i;
+            slot.segment = j == 0 ? st.segment : -1;
+            slot.span = j == 0 ? st.span : 0;
+          }
         } else {
-          if (acc.pending_recv >= 0) return fail("a receive into this segment is already pending");
-          if (!acc.content.empty() && !acc.sent)
-            return fail("overwrites a partial result that was never sent");
-          if (!sends_received(r, acc)) return false;
-          acc.pending_recv = i;
+          for (int k = st.segment; k <= st.last_segment(); ++k) {
+            const SegmentState& seg = acc_[r][k];
+            if (seg.pending_recv >= 0) return fail("a receive into this segment is already pending");
+            if (!seg.content.empty() && !seg.sent) return fail("overwrites a partial result that was never sent");
+          }
+          for (int k = st.segment; k <= st.last_segment(); ++k)
+            if (!sends_received(r, acc_[r][k])) return false;
+          for (int k = st.segment; k <= st.last_segment(); ++k) acc_[r][k].pending_recv = i;
         }
         posted_[r][i] = true;
         const StepRef from = m_.partner[r][i];
@@ -438,11 +471,17 @@ class SymbolicRun {
         break;
       }
       case StepKind::Send: {
-        RankSet content;
-        if (!outgoing(r, st, acc, content, fail)) return false;
+        // Every segment of the span must be there before the one message goes.
+        if (st.buffer == Buffer::Accumulator)
+          for (int k = st.segment; k <= st.last_segment(); ++k)
+            if (acc_[r][k].pending_recv >= 0) return false;  // waits for the receive that fills it
+        std::vector<RankSet>& contents = message_[r][i];
+        contents.assign(st.span, RankSet{});
+        for (int k = st.segment; k <= st.last_segment(); ++k)
+          if (!outgoing(r, st, acc_[r][k], contents[k - st.segment], fail)) return false;
         posted_[r][i] = true;
-        message_[r][i] = content;
-        if (st.buffer == Buffer::Accumulator || s_.collective == Collective::Allreduce) acc.readers.push_back(i);
+        if (st.buffer == Buffer::Accumulator || s_.collective == Collective::Allreduce)
+          for (int k = st.segment; k <= st.last_segment(); ++k) acc_[r][k].readers.push_back(i);
         const StepRef to = m_.partner[r][i];
         if (posted_[to.rank][to.index]) {
           deliver(to.rank, to.index);
@@ -453,24 +492,35 @@ class SymbolicRun {
       case StepKind::Reduce: {
         SlotData& slot = slots_[r][st.slot];
         if (slot.state == SlotState::Free) return fail("reduces a slot that no receive fills");
+        if (slot.segment < 0) return fail("the slot is part of a receive packed from an earlier slot");
         if (slot.segment != st.segment) return fail("the slot holds segment " + std::to_string(slot.segment));
+        if (slot.span != st.span)
+          return fail("the slot holds " + std::to_string(slot.span) + " segments packed, not " + std::to_string(st.span));
         if (slot.state == SlotState::Pending) return false;  // waits for the receive
-        if (acc.pending_recv >= 0) return fail("reduces into a segment while a receive into it is pending");
-        if (acc.content.empty()) return fail("reduces into an accumulator that was never initialised");
-        if (!s_.commutative) {
-          const bool ordered = st.incoming_is_left ? RankSet::adjacent(slot.content, acc.content)
-                                                   : RankSet::adjacent(acc.content, slot.content);
-          if (!ordered)
-            return fail("combines " + slot.content.str() + " with " + acc.content.str() +
-                        " out of rank order for a non-commutative operation");
+        for (int k = st.segment; k <= st.last_segment(); ++k) {
+          const SegmentState& seg = acc_[r][k];
+          const RankSet& incoming = slot.content[k - st.segment];
+          if (seg.pending_recv >= 0) return fail("reduces into a segment while a receive into it is pending");
+          if (seg.content.empty()) return fail("reduces into an accumulator that was never initialised");
+          if (!s_.commutative) {
+            const bool ordered = st.incoming_is_left ? RankSet::adjacent(incoming, seg.content)
+                                                     : RankSet::adjacent(seg.content, incoming);
+            if (!ordered)
+              return fail("combines " + incoming.str() + " with " + seg.content.str() +
+                          " out of rank order for a non-commutative operation");
+          }
+          if (!seg.content.disjoint(incoming))
+            return fail("contributions " + seg.content.intersection_str(incoming) + " counted twice");
         }
-        if (!acc.content.disjoint(slot.content))
-          return fail("contributions " + acc.content.intersection_str(slot.content) + " counted twice");
-        if (!sends_received(r, acc)) return false;
-        acc.content.merge(slot.content);
-        acc.written = true;
-        acc.sent = false;
-        slot = SlotData{};
+        for (int k = st.segment; k <= st.last_segment(); ++k)
+          if (!sends_received(r, acc_[r][k])) return false;
+        for (int k = st.segment; k <= st.last_segment(); ++k) {
+          SegmentState& seg = acc_[r][k];
+          seg.content.merge(slot.content[k - st.segment]);
+          seg.written = true;
+          seg.sent = false;
+        }
+        for (int j = 0; j < st.span; ++j) slots_[r][st.slot + j] = SlotData{};
         break;
       }
       case StepKind::Stage: {
@@ -520,12 +570,17 @@ class SymbolicRun {
         break;
       }
       case StepKind::Copy: {
-        if (acc.pending_recv >= 0 || !acc.content.empty())
-          return fail("copies the input over data already in the accumulator");
-        if (!sends_received(r, acc)) return false;
-        acc.content = RankSet::single(r);
-        acc.written = true;
-        acc.sent = false;
+        for (int k = st.segment; k <= st.last_segment(); ++k)
+          if (acc_[r][k].pending_recv >= 0 || !acc_[r][k].content.empty())
+            return fail("copies the input over data already in the accumulator");
+        for (int k = st.segment; k <= st.last_segment(); ++k)
+          if (!sends_received(r, acc_[r][k])) return false;
+        for (int k = st.segment; k <= st.last_segment(); ++k) {
+          SegmentState& seg = acc_[r][k];
+          seg.content = RankSet::single(r);
+          seg.written = true;
+          seg.sent = false;
+        }
         break;
       }
       case StepKind::Read: {
@@ -615,18 +670,19 @@ class SymbolicRun {
   void deliver(int r, int i) {
     const Step& st = s_.steps[r][i];
     const StepRef from = m_.partner[r][i];
-    const RankSet& content = message_[from.rank][from.index];
+    const std::vector<RankSet>& contents = message_[from.rank][from.index];
     complete_[r][i] = true;
     if (st.buffer == Buffer::Slot) {
-      SlotData& slot = slots_[r][st.slot];
-      slot.state = SlotState::Full;
-      slot.content = content;
+      for (int j = 0; j < st.span; ++j) slots_[r][st.slot + j].state = SlotState::Full;
+      slots_[r][st.slot].content = contents;
     } else {
-      SegmentState& acc = acc_[r][st.segment];
-      acc.content = content;
-      acc.pending_recv = -1;
-      acc.written = true;
-      acc.sent = false;
+      for (int k = st.segment; k <= st.last_segment(); ++k) {
+        SegmentState& acc = acc_[r][k];
+        acc.content = contents[k - st.segment];
+        acc.pending_recv = -1;
+        acc.written = true;
+        acc.sent = false;
+      }
     }
   }
 
@@ -663,7 +719,7 @@ class SymbolicRun {
   std::vector<std::vector<SlotData>> slots_;
   std::vector<int> pc_;
   std::vector<std::vector<bool>> posted_, complete_;
-  std::vector<std::vector<RankSet>> message_;  // content captured when a send is posted
+  std::vector<std::vector<std::vector<RankSet>>> message_;  // per segment of a send: content captured when posted
   std::vector<std::vector<RankSet>> staged_;   // [rank][stage number]: content captured when staged
   std::vector<std::vector<int>> reads_;        // [rank][stage number]: fetches done
   std::vector<bool> exposed_;                  // [rank]: its Expose has run

@@ -29,7 +29,10 @@ void carve_scratch(CommState& state, const planner::Schedule& s, const std::vect
   std::int64_t largest = 0;
   for (const planner::Segment& seg : segments) largest = std::max(largest, seg.count);
   const std::size_t acc_bytes = round_up(layout.span(accumulator_elements));
-  const std::size_t slot_bytes = round_up(layout.span(largest));
+  // A receive spanning several segments (planner/schedule.h) packs them from its first
+  // slot's start over the slots after it: a slot also holds `largest` elements at the
+  // extent's stride, so that n slots hold any n segments packed.
+  const std::size_t slot_bytes = round_up(std::max(layout.span(largest), largest * layout.extent));
   const int nslots = s.slots_of(state.rank());
   char* base = state.workspace().get(acc_bytes + slot_bytes * static_cast<std::size_t>(nslots) + 64);
   if (accumulator) *accumulator = layout.origin(base);

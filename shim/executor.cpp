@@ -71,13 +71,15 @@ class RankRun {
         fused_(fused),
         kernels_(layout.dense ? reduce_kernels(op, layout.type) : ReduceKernels{}),
         acc_recv_(scratch.acc_recv),
+        acc_owner_(scratch.acc_owner),
         slot_recv_(scratch.slot_recv),
         sends_(scratch.sends),
         readers_(scratch.readers),
         direct_error_(scratch.direct_error) {
     direct_error_.clear();
     const std::size_t nseg = segments.size();
-    acc_recv_.assign(nseg, MPI_REQUEST_NULL);
+    acc_recv_.clear();
+    acc_owner_.assign(nseg, -1);
     slot_recv_.assign(b.slots.size(), MPI_REQUEST_NULL);
     sends_.clear();
     // Keep the inner lists' memory: clear them, grow the outer list only.
@@ -157,13 +159,35 @@ class RankRun {
     const bool has_peer = st.kind == StepKind::Send || st.kind == StepKind::Recv || st.kind == StepKind::Fetch ||
                           st.kind == StepKind::FetchReduce || st.kind == StepKind::Read || st.kind == StepKind::Write;
     const bool has_segment = st.segment >= 0 && st.segment < static_cast<int>(segments_.size());
+    const bool has_span = has_segment && st.last_segment() < static_cast<int>(segments_.size());
     trace.step(trace::kind_of(st.kind), has_peer ? st.peer : -1, has_segment ? st.segment : -1,
-               has_segment ? static_cast<std::int64_t>(bytes(st.segment)) : 0, start, trace::now(), index);
+               has_span ? span_count(st) * layout_.size : 0, start, trace::now(), index);
   }
 
   // The validator (and rescale_segments) guarantee every segment fits an int count
   // (planner/segments.h).
   int count(int seg) const { return static_cast<int>(segments_[seg].count); }
+  // The elements of every segment a step spans (schedule.h), consecutive in the buffers;
+  // the validator keeps a span within an int count too.
+  int span_count(const Step& st) const {
+    const planner::Segment& last = segments_[st.last_segment()];
+    return static_cast<int>(last.first + last.count - segments_[st.segment].first);
+  }
+  // The receive that last filled accumulator segment `seg` (one receive may fill a span
+  // of segments), or a null request where none did.
+  MPI_Request* acc_request(int seg) { return acc_owner_[seg] < 0 ? &no_request_ : &acc_recv_[acc_owner_[seg]]; }
+  // Waits for the receives filling every segment the step spans.
+  void wait_for_accumulator(const Step& st) {
+    for (int k = st.segment; k <= st.last_segment(); ++k) note(wait_politely(acc_request(k)));
+  }
+  // A receive into the accumulator's segments: once the sends reading them have
+  // completed, a new request that fills them all.
+  MPI_Request* new_accumulator_receive(const Step& st) {
+    before_write(st);
+    acc_recv_.push_back(MPI_REQUEST_NULL);
+    for (int k = st.segment; k <= st.last_segment(); ++k) acc_owner_[k] = static_cast<int>(acc_recv_.size() - 1);
+    return &acc_recv_.back();
+  }
   char* acc(int seg) const { return layout_.element(b_.accumulator, segments_[seg].first); }
   const char* input(int seg) const { return layout_.element(b_.input, segments_[seg].first); }
   static int tag(int seg) { return seg % 32767; }
@@ -176,15 +200,14 @@ class RankRun {
   }
 
   void receive_into_accumulator(const Step& st) {
-    before_write(st.segment);
-    note(PMPI_Irecv(acc(st.segment), count(st.segment), layout_.type, st.peer, tag(st.segment), comm_,
-                    &acc_recv_[st.segment]));
+    MPI_Request* req = new_accumulator_receive(st);
+    note(PMPI_Irecv(acc(st.segment), span_count(st), layout_.type, st.peer, tag(st.segment), comm_, req));
   }
 
   void reduce_input(const Step& st) {
-    note(wait_politely(&acc_recv_[st.segment]));
+    wait_for_accumulator(st);
     if (error_ != MPI_SUCCESS) return;
-    note(combine(input(st.segment), acc(st.segment), count(st.segment)));
+    note(combine(input(st.segment), acc(st.segment), span_count(st)));
   }
 
   // Before a segment of the accumulator is overwritten, the sends reading it (or
@@ -193,19 +216,21 @@ class RankRun {
     for (std::size_t index : readers_[seg]) note(wait_politely(&sends_[index]));
     readers_[seg].clear();
   }
+  void before_write(const Step& st) {
+    for (int k = st.segment; k <= st.last_segment(); ++k) before_write(k);
+  }
 
   void receive(const Step& st) {
     MPI_Request* req = nullptr;
     void* into = nullptr;
     if (st.buffer == Buffer::Slot) {
       req = &slot_recv_[st.slot];
-      into = b_.slots[st.slot];
+      into = b_.slots[st.slot];  // a span lands packed from here (collectives.cpp sizes the slots)
     } else {
-      before_write(st.segment);
-      req = &acc_recv_[st.segment];
+      req = new_accumulator_receive(st);
       into = acc(st.segment);
     }
-    note(PMPI_Irecv(into, count(st.segment), layout_.type, st.peer, tag(st.segment), comm_, req));
+    note(PMPI_Irecv(into, span_count(st), layout_.type, st.peer, tag(st.segment), comm_, req));
   }
 
   void send(const Step& st) {
@@ -213,33 +238,35 @@ class RankRun {
     if (st.buffer == Buffer::Input) {
       from = input(st.segment);
     } else {
-      note(wait_politely(&acc_recv_[st.segment]));  // the data must have arrived
+      wait_for_accumulator(st);  // the data must have arrived
       from = acc(st.segment);
     }
     sends_.push_back(MPI_REQUEST_NULL);
-    note(PMPI_Isend(from, count(st.segment), layout_.type, st.peer, tag(st.segment), comm_, &sends_.back()));
-    if (st.buffer == Buffer::Accumulator || b_.input_is_accumulator) readers_[st.segment].push_back(sends_.size() - 1);
+    note(PMPI_Isend(from, span_count(st), layout_.type, st.peer, tag(st.segment), comm_, &sends_.back()));
+    if (st.buffer == Buffer::Accumulator || b_.input_is_accumulator)
+      for (int k = st.segment; k <= st.last_segment(); ++k) readers_[k].push_back(sends_.size() - 1);
   }
 
   void reduce(const Step& st) {
     note(wait_politely(&slot_recv_[st.slot]));
-    before_write(st.segment);
+    before_write(st);
     void* slot = b_.slots[st.slot];
     if (error_ != MPI_SUCCESS) return;  // keep messaging, stop computing on bad data
+    const int n = span_count(st);
     if (s_.commutative || st.incoming_is_left) {
-      note(combine(slot, acc(st.segment), count(st.segment)));
+      note(combine(slot, acc(st.segment), n));
     } else {
       // acc (op) slot: MPI_Reduce_local writes its second operand, so combine into the
       // slot and copy the result back.
-      note(combine(acc(st.segment), slot, count(st.segment)));
-      note(copy_elements(slot, acc(st.segment), count(st.segment), layout_, comm_));
+      note(combine(acc(st.segment), slot, n));
+      note(copy_elements(slot, acc(st.segment), n, layout_, comm_));
     }
   }
 
   void copy(const Step& st) {
     if (b_.input_is_accumulator) return;  // in place: the input already is the accumulator
-    before_write(st.segment);
-    note(copy_elements(input(st.segment), acc(st.segment), count(st.segment), layout_, comm_));
+    before_write(st);
+    note(copy_elements(input(st.segment), acc(st.segment), span_count(st), layout_, comm_));
   }
 
   // A staged segment holds its elements' data bytes, packed: a copy where the type's
@@ -255,7 +282,7 @@ class RankRun {
     if (st.buffer == Buffer::Input) {
       from = input(st.segment);
     } else {
-      note(wait_politely(&acc_recv_[st.segment]));
+      note(wait_politely(acc_request(st.segment)));
       from = acc(st.segment);
     }
     char* entry = b_.ring->claim(st.slot, static_cast<std::int64_t>(bytes(st.segment)));
@@ -385,7 +412,7 @@ class RankRun {
       before_write(st.segment);
       ok = b_.ring->read(st.peer, offset, acc(st.segment), ok ? bytes(st.segment) : 0, why) && ok;
     } else {
-      note(wait_politely(&acc_recv_[st.segment]));
+      note(wait_politely(acc_request(st.segment)));
       ok = b_.ring->write(st.peer, offset, acc(st.segment), ok ? bytes(st.segment) : 0, why) && ok;
     }
     // The kernel refused a copy that the ring's probe had made: this call fails as an MPI
@@ -409,6 +436,8 @@ class RankRun {
   bool one_pass_ = false;            // fetch_reduce_input combines into the accumulator in one pass
   bool stream_ = false;              // ... and the root's, past the caches (kernels_.stream)
   std::vector<MPI_Request>& acc_recv_;
+  std::vector<int>& acc_owner_;
+  MPI_Request no_request_ = MPI_REQUEST_NULL;
   std::vector<MPI_Request>& slot_recv_;
   std::vector<MPI_Request>& sends_;
   std::vector<std::vector<std::size_t>>& readers_;
@@ -440,7 +469,7 @@ static bool accumulator_dead_after(const Schedule& s, int rank, const std::vecto
   const int seg = steps[stage].segment;
   for (std::size_t i = stage + 1; i < steps.size(); ++i) {
     const Step& st = steps[i];
-    if (st.segment != seg || st.kind == StepKind::Expose) continue;
+    if (!st.covers(seg) || st.kind == StepKind::Expose) continue;
     const bool overwrites = st.kind == StepKind::Fetch || st.kind == StepKind::Read || st.kind == StepKind::Copy ||
                             (st.kind == StepKind::Recv && st.buffer == Buffer::Accumulator);
     const bool reads_accumulator = st.buffer == Buffer::Accumulator || st.kind == StepKind::Reduce ||
@@ -465,7 +494,11 @@ static void fuse_staged_segments(const Schedule& s, int rank, const std::vector<
     };
     while (i-- > 0) {
       const Step& st = steps[i];
-      if (st.segment != stage.segment) continue;
+      if (!st.covers(stage.segment)) continue;
+      if (st.span != 1) {  // a step over more segments than the entry holds (schedule.h)
+        clean = false;
+        break;
+      }
       if (starts(st)) break;
       if (st.kind == StepKind::FetchReduce) reductions.push_back(i);
       else clean = false;
@@ -498,18 +531,22 @@ std::vector<Fused> fusions_for(const Schedule& s, int rank, bool input_is_accumu
     const int seg = reduce.segment;
     // Walking back from the reduce to both the slot's receive and the segment's
     // copy (in either order), no other step may touch the segment (sends of the
-    // input aside) or the slot.
+    // input aside) or the slot. A reduce spanning segments (schedule.h) fuses with a
+    // receive and a copy of the same span only.
+    const auto same_span = [&](const Step& st) { return st.segment == seg && st.span == reduce.span; };
+    const auto overlaps = [](int a, int na, int b, int nb) { return a < b + nb && b < a + na; };
     const std::size_t none = steps.size();
     std::size_t recv = none, copy = none;
     bool clean = true;
     for (std::size_t i = r; i-- > 0 && clean && (recv == none || copy == none);) {
       const Step& st = steps[i];
-      const bool on_slot = st.buffer == Buffer::Slot && st.slot == reduce.slot &&
-                           (st.kind == StepKind::Recv || st.kind == StepKind::Reduce);
-      const bool on_segment = st.segment == seg && !(st.kind == StepKind::Send && st.buffer == Buffer::Input);
-      if (st.kind == StepKind::Recv && on_slot && st.segment == seg && recv == none) recv = i;
-      else if (st.kind == StepKind::Copy && st.segment == seg && copy == none) copy = i;
-      else if (on_slot || on_segment || (st.kind == StepKind::Reduce && st.slot == reduce.slot)) clean = false;
+      const bool slot_step = st.kind == StepKind::Reduce || (st.kind == StepKind::Recv && st.buffer == Buffer::Slot);
+      const bool on_slot = slot_step && overlaps(st.slot, st.span, reduce.slot, reduce.span);
+      const bool on_segment = st.kind != StepKind::Expose && overlaps(st.segment, st.span, seg, reduce.span) &&
+                              !(st.kind == StepKind::Send && st.buffer == Buffer::Input);
+      if (st.kind == StepKind::Recv && on_slot && st.slot == reduce.slot && same_span(st) && recv == none) recv = i;
+      else if (st.kind == StepKind::Copy && same_span(st) && copy == none) copy = i;
+      else if (on_slot || on_segment) clean = false;
     }
     if (!clean || recv == none || copy == none || fused[recv] != Fused::No || fused[copy] != Fused::No) continue;
     fused[recv] = Fused::RecvIntoAccumulator;

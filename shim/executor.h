@@ -38,7 +38,8 @@ std::vector<Fused> fusions_for(const planner::Schedule& schedule, int rank, bool
 // The executor's bookkeeping, kept from call to call (one per communicator: MPI runs
 // one collective at a time on it), so that a call allocates nothing once warm.
 struct ExecutorScratch {
-  std::vector<MPI_Request> acc_recv;              // pending receive into each accumulator segment
+  std::vector<MPI_Request> acc_recv;              // every receive into the accumulator posted, in order
+  std::vector<int> acc_owner;                     // per segment: the acc_recv filling it last (-1: none)
   std::vector<MPI_Request> slot_recv;             // pending receive into each slot
   std::vector<MPI_Request> sends;                 // every send posted, completed at the end
   std::vector<std::vector<std::size_t>> readers;  // sends indices reading each segment

@@ -204,7 +204,8 @@ Schedule compose_reduce_bcast(const Problem& problem, const std::string& reduce_
     std::vector<double> ready(nseg, 0), began(nseg, -1);
     for (std::size_t i = 0; i < reduce.steps[0].size(); ++i) {
       const Step& st = reduce.steps[0][i];
-      if (st.kind != StepKind::Expose) ready[st.segment] = std::max(ready[st.segment], rs.timing[0][i].end);
+      if (st.kind != StepKind::Expose)
+        for (int k = st.segment; k <= st.last_segment(); ++k) ready[k] = std::max(ready[k], rs.timing[0][i].end);
     }
     for (std::size_t i = 0; i < bcast.steps[0].size(); ++i) {
       const int k = bcast.steps[0][i].segment;
@@ -213,7 +214,8 @@ Schedule compose_reduce_bcast(const Problem& problem, const std::string& reduce_
     for (int r = 0; r < p; ++r) {
       // And on every rank after the rank's own reduce steps on the segment.
       std::vector<double> last(nseg, 0);
-      for (std::size_t i = 0; i < reduce.steps[r].size(); ++i) last[reduce.steps[r][i].segment] = reduce_key[r][i];
+      for (std::size_t i = 0; i < reduce.steps[r].size(); ++i)
+        for (int k = reduce.steps[r][i].segment; k <= reduce.steps[r][i].last_segment(); ++k) last[k] = reduce_key[r][i];
       for (std::size_t i = 0; i < bcast.steps[r].size(); ++i) {
         const int k = bcast.steps[r][i].segment;
         const double shifted_start = ready[k] + bs.timing[r][i].start - std::max(began[k], 0.0);

@@ -58,6 +58,8 @@ std::vector<Schedule> samples() {
   Problem direct = with_staging_ring(make_problem(Collective::Bcast, 4, 1, 50000, 1, true, 0, default_model()));
   direct.direct_access = true;
   out.push_back(plan_with("cma-bcast", direct));
+  // Steps spanning several segments (Rabenseifner's ranges, its fold on 5 ranks).
+  out.push_back(plan_with("rabenseifner", make_problem(Collective::Allreduce, 5, 0, 40, 4, false, 0, default_model())));
   return out;
 }
 
@@ -103,6 +105,19 @@ TEST_CASE("Schedule JSON: the documented compact step tuples", "[json]") {
   check_equal(schedule_from_json(j), s);
 }
 
+TEST_CASE("Schedule JSON: a step spanning segments writes them as [first, last]", "[json][span]") {
+  Schedule s;
+  s.nranks = 1;
+  s.steps = {{Step::send(1, 2, Buffer::Input).spanning(3), Step::recv_into_slot(5, 6, 7).spanning(2),
+              Step::recv_into_accumulator(8, 9).spanning(4), Step::reduce(6, 7, true).spanning(2),
+              Step::copy(14).spanning(5)}};
+  s.slots = {0};
+  const json j = schedule_to_json(s);
+  CHECK(j["steps"][0] == json::parse(R"([["send",1,[2,4],"input"],["recv",5,[6,7],"slot",7],["recv",8,[9,12],"acc"],
+                                         ["reduce",[6,7],7,"left"],["copy",[14,18]]])"));
+  check_equal(schedule_from_json(j), s);
+}
+
 TEST_CASE("Schedule JSON: malformed input throws std::invalid_argument naming the problem", "[json]") {
   check_rejected(json::array(), "object");
   check_rejected(json("text"), "object");
@@ -135,6 +150,9 @@ TEST_CASE("Schedule JSON: malformed input throws std::invalid_argument naming th
   check_rejected(with("steps", json::parse("[[[]]]")), "step");
   check_rejected(with("steps", json::parse("[[[1,2,3]]]")), "step");
   check_rejected(with("steps", json::parse("[[[\"send\",1,0]]]")), "send");
+  check_rejected(with("steps", json::parse("[[[\"send\",1,[0,1,2],\"acc\"]]]")), "segment range");
+  check_rejected(with("steps", json::parse("[[[\"copy\",[3,3]]]]")), "segment range's last must follow");
+  check_rejected(with("steps", json::parse("[[[\"copy\",[3,\"4\"]]]]")), "segment");
   check_rejected(with("steps", json::parse("[[[\"send\",1,0,\"slot\"]]]")), "input or acc");
   check_rejected(with("steps", json::parse("[[[\"send\",\"1\",0,\"acc\"]]]")), "peer");
   check_rejected(with("steps", json::parse("[[[\"recv\",1,0,\"input\"]]]")), "recv");

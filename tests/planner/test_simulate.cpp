@@ -315,3 +315,44 @@ TEST_CASE("Simulator: every tree schedule simulates under the model it was plann
     simulate_ok(s, model);
   }
 }
+
+TEST_CASE("Simulator: a message spanning segments pays one latency for all their bytes", "[simulate][span]") {
+  // Rank 1 sends 3 segments of 1000 elements to rank 0, which combines them: as three
+  // messages, or as one spanned message (Step::span), under alpha = 1 ms.
+  const CostModel model = hockney_model(1e-3, 1e-9, 1e-10);
+  const auto two_ranks = [](bool spanned) {
+    Schedule s;
+    s.collective = Collective::Reduce;
+    s.algorithm = "handmade";
+    s.nranks = 2;
+    s.count = 3000;
+    s.element_bytes = 4;
+    for (int k = 0; k < 3; ++k) s.segments.push_back({k * 1000, 1000});
+    s.slots = {3, 0};
+    s.steps.assign(2, {});
+    if (spanned) {
+      s.steps[1] = {Step::send(0, 0, Buffer::Input).spanning(3)};
+      s.steps[0] = {Step::recv_into_slot(1, 0, 0).spanning(3), Step::copy(0).spanning(3),
+                    Step::reduce(0, 0, false).spanning(3)};
+    } else {
+      for (int k = 0; k < 3; ++k) {
+        s.steps[1].push_back(Step::send(0, k, Buffer::Input));
+        s.steps[0].push_back(Step::recv_into_slot(1, k, k));
+      }
+      for (int k = 0; k < 3; ++k) {
+        s.steps[0].push_back(Step::copy(k));
+        s.steps[0].push_back(Step::reduce(k, k, false));
+      }
+    }
+    return s;
+  };
+  const Simulation one = simulate(two_ranks(true), model), three = simulate(two_ranks(false), model);
+  REQUIRE(one.ok);
+  REQUIRE(three.ok);
+  const double bytes = 12000, transfer = model.transfer(static_cast<std::int64_t>(bytes));
+  // One message: alpha + 12000 beta, then the copy and the combine of all 12000 bytes.
+  CHECK(one.makespan == Approx(transfer + model.copy(12000) + model.reduce(12000)).epsilon(1e-9));
+  // Three: every message pays alpha, one after another on the ports.
+  CHECK(three.makespan >= 3 * model.transfer(4000) - 1e-12);
+  CHECK(three.makespan - one.makespan >= 1.9e-3);
+}

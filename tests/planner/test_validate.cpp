@@ -88,8 +88,8 @@ Interpreted interpret(const Schedule& s, std::mt19937& rng) {
   out.acc.assign(p, std::vector<std::optional<Value>>(nseg));
   std::vector<std::vector<bool>> acc_pending(p, std::vector<bool>(nseg, false));
   struct SlotState {
-    int state = 0;  // 0 free, 1 pending, 2 full
-    Value data;
+    int state = 0;            // 0 free, 1 pending, 2 full
+    std::vector<Value> data;  // per segment of the receive that filled it (packed from here)
   };
   std::vector<std::vector<SlotState>> slots(p);
   for (int r = 0; r < p; ++r) slots[r].resize(s.slots[r]);
@@ -97,7 +97,7 @@ Interpreted interpret(const Schedule& s, std::mt19937& rng) {
     for (int k = 0; k < nseg; ++k) out.acc[s.root][k] = Value{token(s.root, k)};
   struct Posted {
     int rank, step;
-    Value data;
+    std::vector<Value> data;  // per segment the message spans
   };
   std::map<std::pair<int, int>, std::deque<Posted>> sends, recvs;  // (from, to)
   std::vector<int> pc(p, 0);
@@ -114,42 +114,52 @@ Interpreted interpret(const Schedule& s, std::mt19937& rng) {
       rs.pop_front();
       const Step& a = s.steps[snd.rank][snd.step];
       const Step& b = s.steps[rcv.rank][rcv.step];
-      if (a.segment != b.segment) return fail("segments of a matched message differ");
+      if (a.segment != b.segment || a.span != b.span) return fail("segments of a matched message differ");
       if (b.buffer == Buffer::Slot) {
-        slots[rcv.rank][b.slot].state = 2;
+        for (int j = 0; j < b.span; ++j) slots[rcv.rank][b.slot + j].state = 2;
         slots[rcv.rank][b.slot].data = snd.data;
       } else {
-        out.acc[rcv.rank][b.segment] = snd.data;
-        acc_pending[rcv.rank][b.segment] = false;
+        for (int k = b.segment; k <= b.last_segment(); ++k) {
+          out.acc[rcv.rank][k] = snd.data[k - b.segment];
+          acc_pending[rcv.rank][k] = false;
+        }
       }
     }
   };
   // Executes rank r's next step; false when it must wait.
   auto step = [&](int r) -> bool {
     const Step& st = s.steps[r][pc[r]];
-    auto& acc = out.acc[r][st.segment];
     switch (st.kind) {
       case StepKind::Recv:
         if (st.buffer == Buffer::Slot) {
-          if (slots[r][st.slot].state != 0) return fail("receive into a busy slot"), false;
-          slots[r][st.slot].state = 1;
+          for (int j = 0; j < st.span; ++j) {
+            if (slots[r][st.slot + j].state != 0) return fail("receive into a busy slot"), false;
+            slots[r][st.slot + j].state = 1;
+          }
         } else {
-          if (acc_pending[r][st.segment]) return fail("two receives into one segment"), false;
-          acc_pending[r][st.segment] = true;
+          for (int k = st.segment; k <= st.last_segment(); ++k) {
+            if (acc_pending[r][k]) return fail("two receives into one segment"), false;
+            acc_pending[r][k] = true;
+          }
         }
         recvs[{st.peer, r}].push_back({r, pc[r], {}});
         ++pc[r];
         deliver({st.peer, r});
         return true;
       case StepKind::Send: {
-        Value data;
-        const bool in_place = s.collective == Collective::Reduce && r == s.root;
-        if (st.buffer == Buffer::Input && !(in_place && acc)) {
-          data = Value{token(r, st.segment)};
-        } else {
-          if (acc_pending[r][st.segment]) return false;
-          if (!acc) return fail("send of an empty buffer"), false;
-          data = *acc;
+        std::vector<Value> data;
+        // MPI_IN_PLACE: a reduce's root, or any allreduce rank, reads its input from the accumulator.
+        const bool in_place = (s.collective == Collective::Reduce && r == s.root) || s.collective == Collective::Allreduce;
+        for (int k = st.segment; k <= st.last_segment(); ++k)
+          if (!(st.buffer == Buffer::Input && !(in_place && out.acc[r][k])) && acc_pending[r][k]) return false;
+        for (int k = st.segment; k <= st.last_segment(); ++k) {
+          const auto& acc = out.acc[r][k];
+          if (st.buffer == Buffer::Input && !(in_place && acc)) {
+            data.push_back(Value{token(r, k)});
+          } else {
+            if (!acc) return fail("send of an empty buffer"), false;
+            data.push_back(*acc);
+          }
         }
         sends[{r, st.peer}].push_back({r, pc[r], data});
         ++pc[r];
@@ -159,19 +169,27 @@ Interpreted interpret(const Schedule& s, std::mt19937& rng) {
       case StepKind::Reduce: {
         auto& slot = slots[r][st.slot];
         if (slot.state == 0) return fail("reduce of an empty slot"), false;
-        if (slot.state == 1 || acc_pending[r][st.segment]) return false;
-        if (!acc) return fail("reduce into an empty accumulator"), false;
-        Value combined = st.incoming_is_left ? slot.data : *acc;
-        const Value& right = st.incoming_is_left ? *acc : slot.data;
-        combined.insert(combined.end(), right.begin(), right.end());
-        acc = std::move(combined);
-        slot = SlotState{};
+        if (slot.state == 1) return false;
+        for (int k = st.segment; k <= st.last_segment(); ++k)
+          if (acc_pending[r][k]) return false;
+        if (static_cast<int>(slot.data.size()) != st.span) return fail("reduce of a slot packed otherwise"), false;
+        for (int k = st.segment; k <= st.last_segment(); ++k) {
+          auto& acc = out.acc[r][k];
+          const Value& incoming = slot.data[k - st.segment];
+          if (!acc) return fail("reduce into an empty accumulator"), false;
+          Value combined = st.incoming_is_left ? incoming : *acc;
+          const Value& right = st.incoming_is_left ? *acc : incoming;
+          combined.insert(combined.end(), right.begin(), right.end());
+          acc = std::move(combined);
+        }
+        for (int j = 0; j < st.span; ++j) slots[r][st.slot + j] = SlotState{};
         ++pc[r];
         return true;
       }
       case StepKind::Copy:
-        if (acc_pending[r][st.segment]) return false;
-        acc = Value{token(r, st.segment)};
+        for (int k = st.segment; k <= st.last_segment(); ++k)
+          if (acc_pending[r][k]) return false;
+        for (int k = st.segment; k <= st.last_segment(); ++k) out.acc[r][k] = Value{token(r, k)};
         ++pc[r];
         return true;
     }
@@ -197,12 +215,15 @@ Interpreted interpret(const Schedule& s, std::mt19937& rng) {
       return out;
     }
   for (int k = 0; k < nseg; ++k) {
-    if (s.collective == Collective::Reduce) {
+    if (s.collective != Collective::Bcast) {
       Value expected;
       for (int r = 0; r < p; ++r) expected.push_back(token(r, k));
-      Value got = out.acc[s.root][k].value_or(Value{});
-      if (s.commutative) std::sort(got.begin(), got.end());
-      if (got != expected) fail("root holds the wrong result in segment " + std::to_string(k));
+      for (int r = 0; r < p; ++r) {
+        if (s.collective == Collective::Reduce && r != s.root) continue;
+        Value got = out.acc[r][k].value_or(Value{});
+        if (s.commutative) std::sort(got.begin(), got.end());
+        if (got != expected) fail("rank " + std::to_string(r) + " holds the wrong result in segment " + std::to_string(k));
+      }
     } else {
       for (int r = 0; r < p; ++r)
         if (out.acc[r][k] != Value{token(s.root, k)}) fail("rank " + std::to_string(r) + " lacks the data");
@@ -232,6 +253,103 @@ TEST_CASE("Validator accepts a hand-written two-rank reduce (baseline of the neg
   const Interpreted run = interpret(two_rank_reduce(3), rng);
   INFO(run.error);
   CHECK(run.ok);
+}
+
+// two_rank_reduce with its segments as one message (Step::span): one send, one receive
+// packed into slots 0..nseg-1, one copy and one reduce over them all.
+Schedule two_rank_spanned_reduce(int nseg, bool commutative = false) {
+  Schedule s = blank(Collective::Reduce, 2, 0, nseg, commutative);
+  s.slots[0] = nseg;
+  s.steps[1] = {Step::send(0, 0, Buffer::Input).spanning(nseg)};
+  s.steps[0] = {Step::recv_into_slot(1, 0, 0).spanning(nseg), Step::copy(0).spanning(nseg),
+                Step::reduce(0, 0, false).spanning(nseg)};
+  return s;
+}
+
+TEST_CASE("Validator: a step spanning several segments moves and combines them all as one", "[validate][span]") {
+  check_valid(two_rank_spanned_reduce(3));
+  std::mt19937 rng(2);
+  const Interpreted run = interpret(two_rank_spanned_reduce(3), rng);
+  INFO(run.error);
+  CHECK(run.ok);
+  // A spanned receive split over two reduces of the segments it packed: the second
+  // would read slot 1, which holds no segment of its own.
+  Schedule s = two_rank_spanned_reduce(2);
+  s.steps[0][2] = Step::reduce(0, 0, false);
+  s.steps[0].push_back(Step::reduce(1, 1, false));
+  check_rejected(s, "holds 2 segments packed, not 1");
+  s.steps[0][2] = Step::reduce(1, 1, false);
+  check_rejected(s, "part of a receive packed from an earlier slot");
+  // The two ends of a message must span the same segments.
+  s = two_rank_spanned_reduce(3);
+  s.steps[1][0] = Step::send(0, 0, Buffer::Input).spanning(2);
+  check_rejected(s, "is segment 0..1 but is received as segment 0..2");
+  // A span past the last segment, a span that is not positive, spans of other kinds, and
+  // slots that a spanned receive would pack past.
+  s = two_rank_spanned_reduce(3);
+  s.steps[1][0] = Step::send(0, 1, Buffer::Input).spanning(3);
+  check_rejected(s, "spans segments past the last");
+  s.steps[1][0] = Step::send(0, 0, Buffer::Input).spanning(0);
+  check_rejected(s, "span 0 is not positive");
+  s = two_rank_spanned_reduce(3);
+  s.slots[0] = 2;
+  check_rejected(s, "slots outside 0..1");
+  Schedule bcast = blank(Collective::Bcast, 2, 0, 2);
+  bcast.staging_entries = 2;
+  bcast.staging_entry_bytes = 64;
+  bcast.steps[0] = {Step::stage(0, 0, 1, Buffer::Accumulator).spanning(2)};
+  bcast.steps[1] = {Step::fetch(0, 0, 0)};
+  check_rejected(bcast, "only a send, receive, reduce or copy spans segments");
+  // A contribution counted twice in one segment of a span is found there.
+  s = two_rank_spanned_reduce(3);
+  s.steps[0].insert(s.steps[0].begin() + 1, Step::copy(2));
+  check_rejected(s, "copies the input over data already in the accumulator");
+}
+
+TEST_CASE("Validator property: spanned schedules mutated (a step dropped, two swapped, a span shortened) are "
+          "rejected or still run right",
+          "[validate][span]") {
+  std::mt19937 rng(77);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int mutants = 0, still_valid = 0;
+  for (int p : {2, 3, 4, 5, 6, 8}) {
+    const Schedule base =
+        plan_with("rabenseifner", make_problem(Collective::Allreduce, p, 0, 64, 4, pick(0, 1) == 1, 0, default_model()));
+    REQUIRE(validate(base));
+    REQUIRE(interpret(base, rng).ok);
+    for (int m = 0; m < 200; ++m) {
+      Schedule s = base;
+      const int r = pick(0, p - 1);
+      auto& steps = s.steps[r];
+      if (steps.size() < 2) continue;
+      const int n = static_cast<int>(steps.size()), i = pick(0, n - 1);
+      const int how = pick(0, 2);
+      if (how == 0) {
+        steps.erase(steps.begin() + i);
+      } else if (how == 1) {
+        std::swap(steps[i], steps[pick(0, n - 1)]);
+      } else {
+        if (steps[i].span < 2) continue;
+        steps[i].span -= 1;
+      }
+      if (s.steps[r] == base.steps[r]) continue;
+      ++mutants;
+      const Validation v = validate(s);
+      if (!v.ok) continue;
+      ++still_valid;
+      // Accepted: it must really compute the allreduce. The simulator finishes it, or
+      // says its ports (which serve a rank's transfers in program order, stricter than
+      // MPI) cannot: a swapped receive can stand behind a send that waits for it.
+      const Interpreted run = interpret(s, rng);
+      INFO("accepted by the validator, but the concrete run says: " << run.error);
+      CHECK(run.ok);
+      const Simulation sim = simulate(s, default_model());
+      INFO("accepted by the validator, but the simulator says: " << sim.error);
+      CHECK((sim.ok || sim.error.find("its ports serve transfers in an order that deadlocks") != std::string::npos));
+    }
+  }
+  CHECK(mutants > 500);
+  CHECK(still_valid < mutants);
 }
 
 TEST_CASE("Validator rejects a send without a matching receive", "[validate][negative]") {
