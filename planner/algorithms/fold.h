@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "planner/schedule.h"
+#include "planner/segments.h"
 
 namespace canopy::planner {
 
@@ -33,31 +34,42 @@ struct Fold {
     return k;
   }
 
-  // Rank r's steps before the exchange over `segments` (every segment of the message):
-  // its accumulator initialised with its input (Copy), combined with its right
-  // neighbour's input where it folds one in (one slot per segment, slot = segment), or,
-  // folded away, its input sent to its left neighbour.
-  void in(int r, int segments, std::vector<Step>& steps) const {
+  // Rank r's steps before the exchange over `runs` (every segment of the message, as
+  // messages: one a segment, or spans of several, schedule.h): its accumulator
+  // initialised with its input (Copy), combined with its right neighbour's input where
+  // it folds one in (slot = segment), or, folded away, its input sent to its left
+  // neighbour.
+  void in(int r, const std::vector<SegmentRun>& runs, std::vector<Step>& steps) const {
     if (id(r) < 0) {
-      for (int k = 0; k < segments; ++k) steps.push_back(Step::send(r - 1, k, Buffer::Input));
+      for (const SegmentRun& m : runs) steps.push_back(Step::send(r - 1, m.first, Buffer::Input).spanning(m.span));
       return;
     }
     const bool folds = r < 2 * rem;
     // Receive, copy, reduce: the executor fuses the three into a receive into the
     // accumulator and one combine with the input (shim/executor.cpp, fusions_for).
     if (folds)
-      for (int k = 0; k < segments; ++k) steps.push_back(Step::recv_into_slot(r + 1, k, k));
-    for (int k = 0; k < segments; ++k) {
-      steps.push_back(Step::copy(k));
-      if (folds) steps.push_back(Step::reduce(k, k, false));  // r's input, then r+1's
+      for (const SegmentRun& m : runs) steps.push_back(Step::recv_into_slot(r + 1, m.first, m.first).spanning(m.span));
+    for (const SegmentRun& m : runs) {
+      steps.push_back(Step::copy(m.first).spanning(m.span));
+      if (folds) steps.push_back(Step::reduce(m.first, m.first, false).spanning(m.span));  // r's input, then r+1's
     }
   }
+  void in(int r, int segments, std::vector<Step>& steps) const { in(r, one_run_each(segments), steps); }
 
   // Rank r's steps after the exchange: the result to (or from) the folded neighbour.
-  void out(int r, int segments, std::vector<Step>& steps) const {
+  void out(int r, const std::vector<SegmentRun>& runs, std::vector<Step>& steps) const {
     if (r >= 2 * rem) return;
-    for (int k = 0; k < segments; ++k)
-      steps.push_back(id(r) < 0 ? Step::recv_into_accumulator(r - 1, k) : Step::send(r + 1, k));
+    for (const SegmentRun& m : runs)
+      steps.push_back((id(r) < 0 ? Step::recv_into_accumulator(r - 1, m.first) : Step::send(r + 1, m.first))
+                          .spanning(m.span));
+  }
+  void out(int r, int segments, std::vector<Step>& steps) const { out(r, one_run_each(segments), steps); }
+
+ private:
+  static std::vector<SegmentRun> one_run_each(int segments) {
+    std::vector<SegmentRun> runs(segments);
+    for (int k = 0; k < segments; ++k) runs[k].first = k;
+    return runs;
   }
 };
 

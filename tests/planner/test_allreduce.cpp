@@ -255,13 +255,41 @@ TEST_CASE("Ring and Rabenseifner: each slice is combined on one rank only, then 
       std::vector<int> combines(s.segments.size(), 0);
       for (const auto& steps : s.steps)
         for (const Step& st : steps)
-          if (st.kind == StepKind::Reduce) ++combines[st.segment];
+          if (st.kind == StepKind::Reduce)
+            for (int k = st.segment; k <= st.last_segment(); ++k) ++combines[k];
       for (int c : combines) CHECK(c == p - 1);
       CHECK(validate(s));
     }
   // The ring needs a commutative operation.
   CHECK_THROWS_AS(plan_with("ring", make_problem(Collective::Allreduce, 4, 0, 100, 4, false, 0, default_model())),
                   PlanError);
+}
+
+TEST_CASE("Rabenseifner sends one message a round, as MPICH does, not one a slice", "[allreduce]") {
+  // p' = 8: 3 halving and 3 doubling rounds, each one range of slices sent as one
+  // spanned message. With p = 11, rank 0 also folds rank 1 in and sends it the result.
+  for (int p : {8, 11}) {
+    CAPTURE(p);
+    const Schedule s = plan_with("rabenseifner", make_problem(Collective::Allreduce, p, 0, 1000, 4, true, 0, default_model()));
+    REQUIRE(s.segments.size() == 8);
+    REQUIRE(validate(s));
+    int sends = 0;
+    std::int64_t received = 0;
+    for (const Step& st : s.steps[0]) {
+      if (st.kind == StepKind::Send && !(p == 11 && st.peer == 1)) ++sends;
+      if (st.kind == StepKind::Recv) received += s.span_bytes(st);
+    }
+    CHECK(sends == 6);
+    // Halving receives 1/2 + 1/4 + 1/8 of the 4000 bytes, doubling as much again; the
+    // fold in the whole message once more.
+    CHECK(received == 7000 + (p == 11 ? 4000 : 0));
+  }
+  // 1024 ranks, one rank's view: 10 sends in each phase.
+  const Problem big = make_problem(Collective::Allreduce, 1024, 0, 131072, 8, true, 0, default_model());
+  const Schedule v = plan_view(*find_algorithm(Collective::Allreduce, "rabenseifner"), big, 77);
+  int sends = 0;
+  for (const Step& st : v.steps[0]) sends += st.kind == StepKind::Send;
+  CHECK(sends == 20);
 }
 
 // 2 clusters of 2 nodes of 4 ranks (as test_registry.cpp's).
