@@ -221,27 +221,26 @@ class EventRun {
     }
     return ended;
   }
-  // ... over every segment a step spans.
-  double sends_ended(int r, const Step& st) const {
-    double ended = 0;
+  // The latest of at(k) over the segments a step spans, 0 for none; kUnset as soon as
+  // one is.
+  template <typename At>
+  static double latest_over(const Step& st, At at) {
+    double latest = 0;
     for (int k = st.segment; k <= st.last_segment(); ++k) {
-      const double end = sends_ended(r, k);
-      if (end == kUnset) return kUnset;
-      ended = std::max(ended, end);
+      const double t = at(k);
+      if (t == kUnset) return kUnset;
+      latest = std::max(latest, t);
     }
-    return ended;
+    return latest;
   }
-
+  // sends_ended over every segment a step spans.
+  double sends_ended(int r, const Step& st) const {
+    return latest_over(st, [&](int k) { return sends_ended(r, k); });
+  }
   // When the last step writing any of the step's segments of rank r's accumulator ended
   // (0: none yet); kUnset while one has not.
   double written(int r, const Step& st) const {
-    double ready = 0;
-    for (int k = st.segment; k <= st.last_segment(); ++k) {
-      const double end = done(r, acc_writer_[r][k]);
-      if (end == kUnset) return kUnset;
-      ready = std::max(ready, end);
-    }
-    return ready;
+    return latest_over(st, [&](int k) { return done(r, acc_writer_[r][k]); });
   }
 
   // Whether a local step writes this rank's accumulator segment (a Stage and a Write read it).

@@ -501,16 +501,7 @@ class SymbolicRun {
           const SegmentState& seg = acc_[r][k];
           const RankSet& incoming = slot.content[k - st.segment];
           if (seg.pending_recv >= 0) return fail("reduces into a segment while a receive into it is pending");
-          if (seg.content.empty()) return fail("reduces into an accumulator that was never initialised");
-          if (!s_.commutative) {
-            const bool ordered = st.incoming_is_left ? RankSet::adjacent(incoming, seg.content)
-                                                     : RankSet::adjacent(seg.content, incoming);
-            if (!ordered)
-              return fail("combines " + incoming.str() + " with " + seg.content.str() +
-                          " out of rank order for a non-commutative operation");
-          }
-          if (!seg.content.disjoint(incoming))
-            return fail("contributions " + seg.content.intersection_str(incoming) + " counted twice");
+          if (const std::string why = combine_fault(st, incoming, seg.content); !why.empty()) return fail(why);
         }
         for (int k = st.segment; k <= st.last_segment(); ++k)
           if (!sends_received(r, acc_[r][k])) return false;
@@ -551,16 +542,7 @@ class SymbolicRun {
             if (acc.written) return fail("reads the input after the accumulator was written (unsafe with MPI_IN_PLACE)");
             acc.content = RankSet::single(r);
           }
-          if (acc.content.empty()) return fail("reduces into an accumulator that was never initialised");
-          if (!s_.commutative) {
-            const bool ordered = st.incoming_is_left ? RankSet::adjacent(staged, acc.content)
-                                                     : RankSet::adjacent(acc.content, staged);
-            if (!ordered)
-              return fail("combines " + staged.str() + " with " + acc.content.str() +
-                          " out of rank order for a non-commutative operation");
-          }
-          if (!acc.content.disjoint(staged))
-            return fail("contributions " + acc.content.intersection_str(staged) + " counted twice");
+          if (const std::string why = combine_fault(st, staged, acc.content); !why.empty()) return fail(why);
           acc.content.merge(staged);
         }
         acc.written = true;
@@ -610,6 +592,21 @@ class SymbolicRun {
     }
     ++pc_[r];
     return true;
+  }
+
+  // Why combining `incoming` into `held` as step `st` orders them is wrong ("" where it
+  // is not): nothing held yet, operands out of rank order for a non-commutative
+  // operation, or a contribution in both.
+  std::string combine_fault(const Step& st, const RankSet& incoming, const RankSet& held) const {
+    if (held.empty()) return "reduces into an accumulator that was never initialised";
+    if (!s_.commutative) {
+      const bool ordered =
+          st.incoming_is_left ? RankSet::adjacent(incoming, held) : RankSet::adjacent(held, incoming);
+      if (!ordered)
+        return "combines " + incoming.str() + " with " + held.str() + " out of rank order for a non-commutative operation";
+    }
+    if (!held.disjoint(incoming)) return "contributions " + held.intersection_str(incoming) + " counted twice";
+    return {};
   }
 
   // Rank r's Expose: once no receive into its accumulator is pending (so that no data
