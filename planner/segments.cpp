@@ -72,11 +72,12 @@ std::vector<std::int64_t> segment_counts_of(const std::vector<Segment>& segments
   return out;
 }
 
-std::vector<SegmentRun> message_runs(const std::vector<Segment>& segments, int begin, int end) {
+std::vector<SegmentRun> message_runs(const std::vector<Segment>& segments, int begin, int end,
+                                     std::int64_t max_elements) {
   std::vector<SegmentRun> runs;
   std::int64_t elements = 0;
   for (int k = begin; k < end; ++k) {
-    if (runs.empty() || elements + segments[k].count > kMaxSegmentCount) {
+    if (runs.empty() || elements + segments[k].count > max_elements) {
       runs.push_back({k, 1});
       elements = segments[k].count;
     } else {

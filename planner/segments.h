@@ -61,7 +61,8 @@ struct SegmentRun {
   int first = 0;
   int span = 1;
 };
-std::vector<SegmentRun> message_runs(const std::vector<Segment>& segments, int begin, int end);
+std::vector<SegmentRun> message_runs(const std::vector<Segment>& segments, int begin, int end,
+                                     std::int64_t max_elements = kMaxSegmentCount);
 
 // The sizes of a layout, the inverse of segments_from_counts.
 std::vector<std::int64_t> segment_counts_of(const std::vector<Segment>& segments);

@@ -13,16 +13,32 @@
 // Decisions:
 //  * Slices: the message cut into p' balanced slices (allreduce_slices.h), one segment
 //    each (several only past an MPI message's int count), whatever segment size is
-//    asked (cut_rabenseifner_allreduce: every size plans the same schedule); it needs at
-//    least p' elements (PlanError otherwise).
+//    asked (a size asked caps the messages instead, below); it needs at least p'
+//    elements (PlanError otherwise).
+//  * Messages: one a round (below) unless a segment size is asked (Problem::
+//    segment_bytes > 0: CANOPY_SEGMENT_BYTES, a rule, or the selector's m/2^i search,
+//    cut_rabenseifner_allreduce); then it caps a message, in whole slices (at least
+//    one): a round's range goes as several messages, and a rank combines the first
+//    while the next arrive, Langou's pipelining (001) within a round. The selector
+//    prices the sizes as it prices any pipelined algorithm's. Measured under SMPI
+//    (cluster-edr, 1 MiB of doubles, 10 calls after one, forced): 64 ranks 406 us a
+//    call with one message a round, 259 with CANOPY_SEGMENT_BYTES=65440 (3 slices of
+//    16 KiB a message; 278 with 4, 64 KiB); 1024 ranks 482 and 350 (Open MPI's
+//    selector 480, MPICH's 1098). SimGrid 3.32 prices a message of 65472 bytes or more
+//    at 11.64 times the link's latency (its default smpi/lat-factor), 3.49 under, and
+//    computation was not simulated there; the default model prices capped messages
+//    near whole ones (64 ranks: 330.6 us at 128 KiB against 333.7), so auto sends one
+//    message a round there.
 //  * Recursive halving at distances 1, 2, 4, ..., over halves of the slices: before
 //    round t, ids that agree in bits 0..t-1 hold the same range of consecutive slices;
 //    in round t id i keeps the lower half when its bit t is 0, the upper half when it is
 //    1, and its partner i ^ 2^t the other. So id i ends with slice bitreverse(i), and
 //    each round's exchange is one range of consecutive segments, sent as one message
 //    (Step::span), the way MPICH sends it: a rank sends log2(p') messages in each phase,
-//    not p'-1 (stop 66 measured the cost of the one-message-a-slice version at 1024
-//    simulated ranks: 2046 messages a rank, 0.44x Open MPI's algorithm at 1 MiB).
+//    not p'-1 (one message a slice, as this file did before: 2046 messages a rank at
+//    1024 ranks, estimated at 4.5 ms for 1 MiB over the simulated cluster-edr, where
+//    Open MPI's algorithm takes 480 us; a forced 256-rank simulation of it did not
+//    finish in 6 minutes of wall time).
 //    Distances from 1 up keep each id's contributions a block of consecutive ids,
 //    hence of consecutive ranks (fold.h), and the partner's block is the left operand
 //    when its ids come first: rank order, for non-commutative operations too. The
@@ -48,8 +64,17 @@ namespace {
 
 constexpr const char* kName = "rabenseifner";
 
+// The most elements one message carries: the segment size asked in whole slices (at
+// least one), or everything one MPI count holds where none is asked.
+std::int64_t message_elements(const Problem& problem, int p2) {
+  if (problem.segment_bytes <= 0) return kMaxSegmentCount;
+  const std::int64_t slice = std::max<std::int64_t>(1, problem.count / p2);
+  const std::int64_t asked = std::max<std::int64_t>(1, problem.segment_bytes / problem.element_bytes);
+  return std::min(kMaxSegmentCount, std::max<std::int64_t>(1, asked / slice) * slice);
+}
+
 // Rank r's steps (and its slots: one per segment of the message).
-std::vector<Step> rank_steps(int p, int r, const AllreduceSlices& sl, int& slots) {
+std::vector<Step> rank_steps(int p, int r, const AllreduceSlices& sl, std::int64_t cap, int& slots) {
   const Fold fold(p);
   const int nseg = static_cast<int>(sl.segments.size());
   const int i = fold.id(r);
@@ -61,7 +86,7 @@ std::vector<Step> rank_steps(int p, int r, const AllreduceSlices& sl, int& slots
   if (i >= 0 && fold.p2 == 1 && !folds)
     for (const SegmentRun& m : whole) steps.push_back(Step::copy(m.first).spanning(m.span));  // p = 1
   // The messages for slices lo .. hi-1.
-  const auto runs = [&](int lo, int hi) { return message_runs(sl.segments, sl.begin(lo), sl.begin(hi)); };
+  const auto runs = [&](int lo, int hi) { return message_runs(sl.segments, sl.begin(lo), sl.begin(hi), cap); };
   if (i >= 0) {
     const int L = fold.rounds();
     int lo = 0, hi = fold.p2;  // the slices id i holds (a partial result of, in the halving)
@@ -117,29 +142,44 @@ Schedule frame(const Problem& problem, int view_rank, AllreduceSlices& sl) {
   return empty_schedule(problem, kName, sl.segments, view_rank);
 }
 
+Schedule plan(const Problem& problem, int view_rank) {
+  const std::int64_t cap = message_elements(problem, Fold(problem.nranks).p2);
+  return plan_over_slices(problem, view_rank, frame, [cap](int p, int r, const AllreduceSlices& sl, int& slots) {
+    return rank_steps(p, r, sl, cap, slots);
+  });
+}
+
 }  // namespace
 
-Schedule plan_rabenseifner_allreduce(const Problem& problem) { return plan_over_slices(problem, -1, frame, rank_steps); }
+Schedule plan_rabenseifner_allreduce(const Problem& problem) { return plan(problem, -1); }
 
 Schedule view_rabenseifner_allreduce(const Problem& problem, int rank) {
   if (rank < 0) throw PlanError("rank " + std::to_string(rank) + " is outside 0.." + std::to_string(problem.nranks - 1));
-  return plan_over_slices(problem, rank, frame, rank_steps);
+  return plan(problem, rank);
 }
 
-// The slices do not depend on the segment size asked.
-std::int64_t cut_rabenseifner_allreduce(const Problem&) { return 0; }
+// The slices do not depend on the segment size asked; the messages do, in whole slices
+// (0: one a round).
+std::int64_t cut_rabenseifner_allreduce(const Problem& problem) {
+  const std::int64_t cap = message_elements(problem, Fold(problem.nranks).p2);
+  return cap >= problem.count ? 0 : cap * problem.element_bytes;
+}
 
-// Per rank at most: 3 steps a message for the fold in, 4 a message in each halving
-// round (receive, copy, reduce, send), 2 in each doubling round, 1 for the fold out.
-// A range is one message unless it holds more elements than an int count: runs break
-// only past kMaxSegmentCount elements, so a range of slices under that each is at most
-// 2 count / kMaxSegmentCount + 1 messages; past it, at most every segment.
+// Per rank at most: 4 steps a message in each halving round (receive, copy, reduce,
+// send) and 2 in each doubling round, 3 a message for the fold in and 1 for the fold
+// out. Round t's range of k slices goes as at most k / per + 1 messages (per: slices a
+// message holds), so a phase is at most (p' - 1) / per + log2 p' messages; the fold's
+// whole message one per int count (and one more). A slice past an int count is
+// `pieces` segments, each its own message at worst.
 std::int64_t steps_rabenseifner_allreduce(const Problem& problem) {
   const Fold fold(problem.nranks);
   const std::int64_t count = std::max<std::int64_t>(problem.count, 1);
   const std::int64_t pieces = slice_pieces(count, fold.p2);
-  const std::int64_t messages = pieces == 1 ? 2 * (count / kMaxSegmentCount) + 1 : pieces * fold.p2;
-  return std::int64_t{problem.nranks} * (4 + 6 * fold.rounds()) * messages;
+  const std::int64_t slice = std::max<std::int64_t>(1, count / fold.p2);
+  const std::int64_t per = std::max<std::int64_t>(1, message_elements(problem, fold.p2) / slice);
+  const std::int64_t phase = (fold.p2 - 1) / per + fold.rounds();
+  const std::int64_t fold_messages = count / kMaxSegmentCount + 2;
+  return std::int64_t{problem.nranks} * pieces * (6 * phase + 4 * fold_messages);
 }
 
 // An estimate: the fold (the whole message in, combined, and out again where p != p'),
@@ -153,8 +193,16 @@ Price price_rabenseifner_allreduce(const Problem& problem) {
   const std::int64_t slice = (problem.count + fold.p2 - 1) / fold.p2 * problem.element_bytes;
   double t = m.copy(n);
   if (fold.rem > 0) t += 2 * m.transfer(n) + m.reduce(n);
-  for (int k = fold.p2 / 2; k >= 1; k /= 2)  // slices sent in a round, both phases
-    t += 2 * m.transfer(k * slice) + m.reduce(k * slice);
+  // A round's k slices go as q messages of `per` slices: the halving's combines follow
+  // the messages (overlapping the next ones where the model overlaps), the doubling's
+  // messages follow each other.
+  const std::int64_t per = std::max<std::int64_t>(1, message_elements(problem, fold.p2) / std::max<std::int64_t>(1, problem.count / fold.p2));
+  for (std::int64_t k = fold.p2 / 2; k >= 1; k /= 2) {
+    const std::int64_t q = (k + per - 1) / per, chunk = std::min(k, per) * slice;
+    const double send = m.transfer(chunk), combine = m.reduce(chunk);
+    const double halving = m.overlap ? send + combine + (q - 1) * std::max(send, combine) : q * (send + combine);
+    t += halving + q * send;
+  }
   return {t, false};
 }
 

@@ -265,7 +265,7 @@ TEST_CASE("Ring and Rabenseifner: each slice is combined on one rank only, then 
                   PlanError);
 }
 
-TEST_CASE("Rabenseifner sends one message a round, as MPICH does, not one a slice", "[allreduce]") {
+TEST_CASE("Rabenseifner sends one message a round, as MPICH does, not one a slice, unless a segment size caps it", "[allreduce]") {
   // p' = 8: 3 halving and 3 doubling rounds, each one range of slices sent as one
   // spanned message. With p = 11, rank 0 also folds rank 1 in and sends it the result.
   for (int p : {8, 11}) {
@@ -283,6 +283,20 @@ TEST_CASE("Rabenseifner sends one message a round, as MPICH does, not one a slic
     // Halving receives 1/2 + 1/4 + 1/8 of the 4000 bytes, doubling as much again; the
     // fold in the whole message once more.
     CHECK(received == 7000 + (p == 11 ? 4000 : 0));
+  }
+  // A segment size asked caps a message at whole slices (8 slices of 125 floats here):
+  // 1000 bytes are two slices, so the first halving round's four slices go as two
+  // messages; under one slice, every slice is a message (2 (p'-1) sends).
+  for (const auto& [segment_bytes, sends_expected] : {std::pair<std::int64_t, int>{1000, 8}, {100, 14}, {0, 6}}) {
+    CAPTURE(segment_bytes);
+    const Problem problem = make_problem(Collective::Allreduce, 8, 0, 1000, 4, false, segment_bytes, default_model());
+    const Schedule s = plan_with("rabenseifner", problem);
+    REQUIRE(validate(s));
+    int sends = 0;
+    for (const Step& st : s.steps[3]) sends += st.kind == StepKind::Send;
+    CHECK(sends == sends_expected);
+    CHECK(find_algorithm(Collective::Allreduce, "rabenseifner")->cut_segment_bytes(problem) ==
+          (segment_bytes == 0 ? 0 : segment_bytes == 1000 ? 1000 : 500));
   }
   // 1024 ranks, one rank's view: 10 sends in each phase.
   const Problem big = make_problem(Collective::Allreduce, 1024, 0, 131072, 8, true, 0, default_model());
