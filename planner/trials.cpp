@@ -40,9 +40,12 @@ std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, do
   return out;
 }
 
-double TrialPrice::beyond(double native_seconds, double distrust) const {
+double TrialPrice::beyond(double native_seconds, double distrust, double clear) const {
   double price = short_calls;
-  for (const Long& l : long_calls) price += l.calls * std::max(0.0, distrust * l.predicted - native_seconds);
+  for (const Long& l : long_calls) {
+    if (clear > 0 && native_seconds > 0 && l.predicted > clear * native_seconds) continue;  // priced out
+    price += l.calls * std::max(0.0, distrust * l.predicted - native_seconds);
+  }
   return price;
 }
 
@@ -155,7 +158,10 @@ int Trials::agreement_after(double native_mean) const {
 
 double Trials::native_first_target(double native_mean) const {
   if (!settings_.native_first) return 0;
-  return settings_.native_first_factor * settings_.native_first->beyond(native_mean, settings_.first_look);
+  // (Without the candidates' prices none is priced out when the rounds begin, so none
+  // leaves the price.)
+  const double clear = settings_.predicted.empty() ? 0 : settings_.clear;
+  return settings_.native_first_factor * settings_.native_first->beyond(native_mean, settings_.first_look, clear);
 }
 
 bool Trials::record(double seconds, bool first_touch) {

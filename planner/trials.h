@@ -120,6 +120,7 @@
 //    included) is not trialled: where a measured mean that far under every other
 //    decides at once, a price that far over native's is as clear, and one call of such a
 //    schedule costs several of native's. Where no schedule is left, native is decided.
+//    Nor is such a schedule in the trials' price (TrialPrice::beyond).
 //    Decision: 1024 simulated ranks (SMPI, cluster-edr), a 1 MiB reduce after native's 64
 //    first calls at about 0.5 ms a call: `greedy-bidirectional` (priced 1.42 ms) and
 //    `binary` (1.80 ms) measured 2.4-4.7 and 3.3 ms on the slowest rank in the first
@@ -176,8 +177,13 @@ struct TrialPrice {
   };
   std::vector<Long> long_calls;  // the schedules' trial calls of a millisecond or more
   // The price when native MPI takes `native_seconds` a call: the short calls whole, each
-  // long call at what it costs beyond native if it took `distrust` times its price.
-  double beyond(double native_seconds, double distrust) const;
+  // long call at what it costs beyond native if it took `distrust` times its price, but
+  // for long calls priced over `clear` times native's (> 0): the rounds will not trial
+  // those (TrialSettings::clear), so they cost nothing. Found at 1024 simulated ranks
+  // (SMPI, cluster-edr, 1 MiB allreduce): `grid-ecef` and `grid-ecef-la`, priced 5.35
+  // ms a call against native's 1.10, were most of a 92 ms price, so native ran all of
+  // a 100-call run, where `rabenseifner` (estimated 0.42 ms) would have replaced it.
+  double beyond(double native_seconds, double distrust, double clear = 0) const;
 };
 
 struct TrialSettings {

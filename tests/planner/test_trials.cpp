@@ -926,6 +926,14 @@ TEST_CASE("Trials: a schedule's calls of a millisecond or more are priced at wha
   CHECK(price.beyond(0.1, 3) == Approx(expected));
   // Trusting the model fully (distrust 1) and native slower than all: only the short calls.
   CHECK(price.beyond(0.1, 1) == Approx(3 * 6 * 10e-6));
+  // Native at 30 ms: with `clear` 2, schedules priced over 60 ms are priced out (the
+  // rounds would not trial them), so only the short calls count; with `clear` 3, none is.
+  CHECK(price.beyond(30e-3, 3, 2) == Approx(3 * 6 * 10e-6));
+  const double at_30 = 3 * 6 * 10e-6 + 3 * ((3 * 66.85e-3 - 0.03) + (3 * 68.26e-3 - 0.03) + (3 * 68.80e-3 - 0.03));
+  CHECK(price.beyond(30e-3, 3, 3) == Approx(at_30));
+  CHECK(price.beyond(30e-3, 3) == Approx(at_30));
+  // 34 ms: 66.85 is under twice it, the other two are not.
+  CHECK(price.beyond(34e-3, 3, 2) == Approx(3 * 6 * 10e-6 + 3 * (3 * 66.85e-3 - 0.034)));
 }
 
 TEST_CASE("Trials: with native_first and long calls, the rounds begin after native's first call where the schedules "
@@ -994,20 +1002,20 @@ TEST_CASE("Trials: where the rounds begin, long schedules priced over `clear` ti
     }
     return calls;
   };
-  // Every schedule over twice native's 0.5 ms (and over a millisecond): native decided
-  // where the rounds would have begun, no schedule run.
+  // Every schedule over twice native's 0.5 ms (and over a millisecond): none is in the
+  // trials' price either (TrialPrice::beyond), so native is decided at the ranks' first
+  // agreement, its first call, no schedule run.
   Trials out(4, 3, settings({1.42e-3, 1.80e-3, 1.0e-3 + 1e-9, 0}));
-  const int calls = first_calls(out, 0.5e-3);
-  CHECK(calls > 1);
+  CHECK(first_calls(out, 0.5e-3) == 1);
   CHECK(out.decided());
   CHECK(out.chosen() == 3);
   CHECK(out.calls() == 0);
-  // The same schedules without prices run their look (the trials as before), at the
-  // same call.
+  // The same schedules without prices run their look (the trials as before), once
+  // native's calls have cost what the three would beyond native's: later.
   TrialSettings unpriced = settings({1.42e-3, 1.80e-3, 1.0e-3 + 1e-9, 0});
   unpriced.predicted.clear();
   Trials look(4, 3, unpriced);
-  CHECK(first_calls(look, 0.5e-3) == calls);
+  CHECK(first_calls(look, 0.5e-3) > 1);
   CHECK_FALSE(look.decided());
   CHECK(look.live() == std::vector<int>{0, 1, 2});  // (native sits out the first look)
   // Native at 0.6 ms a call: a schedule priced 0.99 ms (a short call, always trialled)
