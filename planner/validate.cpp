@@ -235,12 +235,19 @@ bool check_direct_races(const Schedule& s, const Matching& m, int e, std::vector
   for (int i = 0; i < static_cast<int>(own.size()); ++i) {
     const Step& st = own[i];
     if (st.kind == StepKind::Expose) continue;
-    if (writer[st.segment].rank >= 0)
-      errors.push_back(where(e, i, st) + ": touches a segment that " + rank_name(writer[st.segment].rank) +
-                       " writes into this rank");
-    else if (i > m.expose[e] && writes_accumulator(st) && reader[st.segment].rank >= 0)
-      errors.push_back(where(e, i, st) + ": writes a segment after exposing it to " +
-                       rank_name(reader[st.segment].rank) + ", which reads it");
+    // Every segment the step covers: a spanned send, receive, reduce or copy touches them all.
+    for (int k = st.segment; k < st.segment + st.span; ++k) {
+      if (writer[k].rank >= 0) {
+        errors.push_back(where(e, i, st) + ": touches a segment that " + rank_name(writer[k].rank) +
+                         " writes into this rank");
+        break;
+      }
+      if (i > m.expose[e] && writes_accumulator(st) && reader[k].rank >= 0) {
+        errors.push_back(where(e, i, st) + ": writes a segment after exposing it to " +
+                         rank_name(reader[k].rank) + ", which reads it");
+        break;
+      }
+    }
   }
   return errors.size() == before;
 }

@@ -250,6 +250,15 @@ TEST_CASE("The validator rejects direct accesses that race with the exposer's ow
     check_rejected(s, "rank 1 step 3 (read seg 0 of 0's acc -> acc): touches a segment that rank 0 writes into this rank");
   }
   {
+    // Rank 2 also receives segments 0..1 from rank 1 in one message: the second of them
+    // is the one the root writes into it (a span is checked whole, not by its first
+    // segment).
+    Schedule s = three_ranks();
+    s.steps[1].push_back(Step::send(2, 0).spanning(2));
+    s.steps[2].push_back(Step::recv_into_accumulator(1, 0).spanning(2));
+    check_rejected(s, "rank 2 step 3 (recv seg 0..1 from 1 -> acc): touches a segment that rank 0 writes into this rank");
+  }
+  {
     // Rank 2 writes segment 0 into rank 1 as well as the root.
     Schedule s = three_ranks();
     s.steps[1][0].readers = 2;
