@@ -46,10 +46,12 @@ std::int64_t steps_hierarchical_leaders_allreduce(const Problem&);
 Schedule plan_shm_allreduce(const Problem&);
 Schedule plan_recursive_doubling_allreduce(const Problem&);
 Schedule plan_rabenseifner_allreduce(const Problem&);
+Schedule plan_rabenseifner_reduce(const Problem&);
 Schedule plan_ring_allreduce(const Problem&);
 Schedule view_recursive_doubling_allreduce(const Problem&, int rank);
 Schedule view_shm_recursive_doubling_allreduce(const Problem&, int rank);
 Schedule view_rabenseifner_allreduce(const Problem&, int rank);
+Schedule view_rabenseifner_reduce(const Problem&, int rank);
 Schedule view_ring_allreduce(const Problem&, int rank);
 Price price_binomial_allreduce(const Problem&);
 Price price_binary_allreduce(const Problem&);
@@ -67,9 +69,9 @@ std::int64_t steps_grid_bottomup_allreduce(const Problem&);
 std::int64_t steps_shm_allreduce(const Problem&);
 std::int64_t steps_recursive_doubling_allreduce(const Problem&);
 std::int64_t steps_shm_recursive_doubling_allreduce(const Problem&);
-std::int64_t steps_rabenseifner_allreduce(const Problem&);
+std::int64_t steps_rabenseifner(const Problem&);
 std::int64_t steps_ring_allreduce(const Problem&);
-std::int64_t cut_rabenseifner_allreduce(const Problem&);
+std::int64_t cut_rabenseifner(const Problem&);
 std::int64_t cut_ring_allreduce(const Problem&);
 
 // Segment sizes as each algorithm cuts them (Algorithm::cut_segment_bytes).
@@ -134,6 +136,7 @@ Price price_scatter_allgather_bcast(const Problem&);
 Price price_reduce_scatter_gather_reduce(const Problem&);
 Price price_recursive_doubling_allreduce(const Problem&);
 Price price_rabenseifner_allreduce(const Problem&);
+Price price_rabenseifner_reduce(const Problem&);
 Price price_ring_allreduce(const Problem&);
 
 const std::vector<Algorithm>& algorithms() {
@@ -167,6 +170,11 @@ const std::vector<Algorithm>& algorithms() {
        "Rabenseifner: every rank reduces a slice (pairwise exchange), then the root gathers them; rank-ordered",
        false, view_reduce_scatter_gather_reduce, price_reduce_scatter_gather_reduce, false, false, false,
        cut_reduce_scatter_gather_reduce, steps_reduce_scatter_gather_reduce},
+      {"rabenseifner", Collective::Reduce, plan_rabenseifner_reduce,
+       "reduce-scatter by recursive halving, gather to the root by recursive doubling (long messages); "
+       "rank-ordered",
+       false, view_rabenseifner_reduce, price_rabenseifner_reduce, false, false, false, cut_rabenseifner,
+       steps_rabenseifner},
       {"shm-reduce-scatter-gather", Collective::Reduce, plan_shm_reduce_scatter_gather_reduce,
        "reduce-scatter-gather through the node's staging ring, reduced where staged; one node (or a hierarchy's "
        "node level); rank-ordered",
@@ -277,8 +285,8 @@ const std::vector<Algorithm>& algorithms() {
        steps_recursive_doubling_allreduce},
       {"rabenseifner", Collective::Allreduce, plan_rabenseifner_allreduce,
        "reduce-scatter by recursive halving, allgather by recursive doubling (long messages); rank-ordered", false,
-       view_rabenseifner_allreduce, price_rabenseifner_allreduce, false, false, false, cut_rabenseifner_allreduce,
-       steps_rabenseifner_allreduce},
+       view_rabenseifner_allreduce, price_rabenseifner_allreduce, false, false, false, cut_rabenseifner,
+       steps_rabenseifner},
       {"ring", Collective::Allreduce, plan_ring_allreduce,
        "ring reduce-scatter then ring allgather, 2(p-1) steps of n/p (long messages); commutative ops only", false,
        view_ring_allreduce, price_ring_allreduce, false, false, false, cut_ring_allreduce, steps_ring_allreduce},

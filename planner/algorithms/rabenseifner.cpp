@@ -1,5 +1,6 @@
 // Rabenseifner's allreduce: a reduce-scatter by recursive halving (each rank ends with
-// one slice of the result), then an allgather by recursive doubling.
+// one slice of the result), then an allgather by recursive doubling; and his reduce,
+// the same reduce-scatter, then a gather to the root.
 //
 // Source: Rabenseifner, "Optimization of Collective Reduction Operations" (ICCS 2004),
 // as MPICH runs it for long messages (src/mpi/coll/allreduce/
@@ -17,7 +18,7 @@
 //    elements (PlanError otherwise).
 //  * Messages: one a round (below) unless a segment size is asked (Problem::
 //    segment_bytes > 0: CANOPY_SEGMENT_BYTES, a rule, or the selector's m/2^i search,
-//    cut_rabenseifner_allreduce); then it caps a message, in whole slices (at least
+//    cut_rabenseifner); then it caps a message, in whole slices (at least
 //    one): a round's range goes as several messages, and a rank combines the first
 //    while the next arrive, Langou's pipelining (001) within a round. The selector
 //    prices the sizes as it prices any pipelined algorithm's. Measured under SMPI
@@ -45,6 +46,20 @@
 //    allgather runs the distances in reverse (p'/2, ..., 2, 1), each id sending the
 //    range it holds and receiving its partner's, which together make the range of the
 //    round before.
+//  * MPI_Reduce (MPICH's long-message reduce, src/mpi/coll/reduce/
+//    reduce_intra_reduce_scatter_gather.c; Thakur, Rabenseifner and Gropp, section 4.2):
+//    the same fold and halving, then a gather by recursive doubling to the root's id
+//    instead of the allgather: in round t (from L-1 down) the pairs meet as in the
+//    allgather, but only the id whose bit t matches the target's receives, and the other
+//    sends its range and is done, so the target ends with every slice and each other id
+//    sends one message (or its capped pieces). Where the root is folded away the target
+//    is its left neighbour, which sends it the whole result (MPICH's "newroot"). The
+//    ids do not move with the root, so the combines keep rank order for any root.
+//    T = 2 log2(p) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma, as the allreduce: the
+//    root receives in the gather what it would in the allgather. Not composable in a
+//    hierarchy (registry.h: the gather leaves the root's result pending), like
+//    reduce-scatter-gather, whose pairwise exchange sends p-1 messages a phase where
+//    this sends log2 p (1024 ranks: 1023 against 10).
 //  * A range received for a combine lands packed from the slot of its first segment
 //    (slot = segment, one slot per segment): the slots of the range are free, since
 //    the ranges one rank keeps shrink round by round.
@@ -73,8 +88,23 @@ std::int64_t message_elements(const Problem& problem, int p2) {
   return std::min(kMaxSegmentCount, std::max<std::int64_t>(1, asked / slice) * slice);
 }
 
-// Rank r's steps (and its slots: one per segment of the message).
-std::vector<Step> rank_steps(int p, int r, const AllreduceSlices& sl, std::int64_t cap, int& slots) {
+// One exchange between partners: the upper id receives first, the lower one sends
+// first, so that ranks whose port does one transfer at a time (a half-duplex model)
+// meet rather than both wait on a receive.
+template <typename Receive, typename Send>
+void exchange(bool upper, Receive receive, Send send) {
+  if (upper) {
+    receive();
+    send();
+  } else {
+    send();
+    receive();
+  }
+}
+
+// Rank r's steps (and its slots: one per segment of the message); `root` -1 for the
+// allreduce, else the reduce's root.
+std::vector<Step> rank_steps(int p, int r, int root, const AllreduceSlices& sl, std::int64_t cap, int& slots) {
   const Fold fold(p);
   const int nseg = static_cast<int>(sl.segments.size());
   const int i = fold.id(r);
@@ -102,9 +132,14 @@ std::vector<Step> rank_steps(int p, int r, const AllreduceSlices& sl, std::int64
       const int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
       const std::vector<SegmentRun> kept = runs(keep_lo, keep_hi), given = runs(give_lo, give_hi);
       const bool from_input = t == 0 && !folds;
-      for (const SegmentRun& k : kept) steps.push_back(Step::recv_into_slot(peer, k.first, k.first).spanning(k.span));
-      for (const SegmentRun& k : given)
-        steps.push_back(Step::send(peer, k.first, from_input ? Buffer::Input : Buffer::Accumulator).spanning(k.span));
+      const auto receive = [&] {
+        for (const SegmentRun& k : kept) steps.push_back(Step::recv_into_slot(peer, k.first, k.first).spanning(k.span));
+      };
+      const auto send = [&] {
+        for (const SegmentRun& k : given)
+          steps.push_back(Step::send(peer, k.first, from_input ? Buffer::Input : Buffer::Accumulator).spanning(k.span));
+      };
+      exchange(upper, receive, send);
       for (const SegmentRun& k : kept) {
         if (from_input) steps.push_back(Step::copy(k.first).spanning(k.span));
         steps.push_back(Step::reduce(k.first, k.first, j < i).spanning(k.span));
@@ -112,87 +147,96 @@ std::vector<Step> rank_steps(int p, int r, const AllreduceSlices& sl, std::int64
       lo = keep_lo;
       hi = keep_hi;
     }
+    if (root >= 0) {
+      // Gather to the root's id (its left neighbour's where the root is folded away):
+      // before round t (from L-1 down) the ids still gathering agree with it in bits
+      // t+1.., and each pair meets as in the allgather; the one whose bit t differs
+      // from the target's sends its range and is done.
+      const int target = fold.id(fold.id(root) >= 0 ? root : root - 1);
+      for (int t = L - 1; t >= 0; --t) {
+        const int m = 1 << t, peer = fold.rank_of(i ^ m);
+        const bool upper = (i & m) != 0;
+        if ((i & m) != (target & m)) {
+          for (const SegmentRun& k : runs(lo, hi)) steps.push_back(Step::send(peer, k.first).spanning(k.span));
+          break;
+        }
+        const int their_lo = upper ? range_lo[t] : hi, their_hi = upper ? lo : range_hi[t];
+        for (const SegmentRun& k : runs(their_lo, their_hi))
+          steps.push_back(Step::recv_into_accumulator(peer, k.first).spanning(k.span));
+        lo = range_lo[t];
+        hi = range_hi[t];
+      }
+      // A root folded away gets the result from its left neighbour.
+      if (fold.id(root) < 0 && r == root - 1)
+        for (const SegmentRun& m : whole) steps.push_back(Step::send(root, m.first).spanning(m.span));
+      return steps;
+    }
     // Allgather: before round t (from L-1 down), id i holds lo .. hi-1 and its partner
     // the rest of range t; both send theirs.
     for (int t = L - 1; t >= 0; --t) {
       const int m = 1 << t, peer = fold.rank_of(i ^ m);
       const bool upper = (i & m) != 0;
       const int their_lo = upper ? range_lo[t] : hi, their_hi = upper ? lo : range_hi[t];
-      for (const SegmentRun& k : runs(their_lo, their_hi))
-        steps.push_back(Step::recv_into_accumulator(peer, k.first).spanning(k.span));
-      for (const SegmentRun& k : runs(lo, hi)) steps.push_back(Step::send(peer, k.first).spanning(k.span));
+      const auto receive = [&] {
+        for (const SegmentRun& k : runs(their_lo, their_hi))
+          steps.push_back(Step::recv_into_accumulator(peer, k.first).spanning(k.span));
+      };
+      const auto send = [&] {
+        for (const SegmentRun& k : runs(lo, hi)) steps.push_back(Step::send(peer, k.first).spanning(k.span));
+      };
+      exchange(upper, receive, send);
       lo = range_lo[t];
       hi = range_hi[t];
     }
   }
-  fold.out(r, whole, steps);
+  if (root < 0) {
+    fold.out(r, whole, steps);
+  } else if (r == root && i < 0) {
+    for (const SegmentRun& m : whole) steps.push_back(Step::recv_into_accumulator(root - 1, m.first).spanning(m.span));
+  }
   return steps;
 }
 
 // What it declines (plan and price alike).
-void check(const Problem& problem) {
+void check(const Problem& problem, Collective collective) {
   check_problem(problem);
-  if (problem.collective != Collective::Allreduce) throw PlanError(std::string(kName) + " plans allreduces");
+  if (problem.collective != collective)
+    throw PlanError(std::string(kName) + " plans " + to_string(collective) + "s here");
   check_allreduce_slices(problem.count, Fold(problem.nranks).p2, kName);
 }
 
-Schedule frame(const Problem& problem, int view_rank, AllreduceSlices& sl) {
-  check(problem);
-  sl = cut_allreduce_slices(problem.count, Fold(problem.nranks).p2, kName);
-  return empty_schedule(problem, kName, sl.segments, view_rank);
-}
-
-Schedule plan(const Problem& problem, int view_rank) {
+Schedule plan(const Problem& problem, Collective collective, int view_rank) {
+  check(problem, collective);
   const std::int64_t cap = message_elements(problem, Fold(problem.nranks).p2);
-  return plan_over_slices(problem, view_rank, frame, [cap](int p, int r, const AllreduceSlices& sl, int& slots) {
-    return rank_steps(p, r, sl, cap, slots);
+  const int root = collective == Collective::Reduce ? problem.root : -1;
+  const auto frame = [](const Problem& pr, int view, AllreduceSlices& sl) {
+    sl = cut_allreduce_slices(pr.count, Fold(pr.nranks).p2, kName);
+    return empty_schedule(pr, kName, sl.segments, view);
+  };
+  return plan_over_slices(problem, view_rank, frame, [cap, root](int p, int r, const AllreduceSlices& sl, int& slots) {
+    return rank_steps(p, r, root, sl, cap, slots);
   });
 }
 
-}  // namespace
-
-Schedule plan_rabenseifner_allreduce(const Problem& problem) { return plan(problem, -1); }
-
-Schedule view_rabenseifner_allreduce(const Problem& problem, int rank) {
+Schedule view(const Problem& problem, Collective collective, int rank) {
   if (rank < 0) throw PlanError("rank " + std::to_string(rank) + " is outside 0.." + std::to_string(problem.nranks - 1));
-  return plan(problem, rank);
+  return plan(problem, collective, rank);
 }
 
-// The slices do not depend on the segment size asked; the messages do, in whole slices
-// (0: one a round).
-std::int64_t cut_rabenseifner_allreduce(const Problem& problem) {
-  const std::int64_t cap = message_elements(problem, Fold(problem.nranks).p2);
-  return cap >= problem.count ? 0 : cap * problem.element_bytes;
-}
-
-// Per rank at most: 4 steps a message in each halving round (receive, copy, reduce,
-// send) and 2 in each doubling round, 3 a message for the fold in and 1 for the fold
-// out. Round t's range of k slices goes as at most k / per + 1 messages (per: slices a
-// message holds), so a phase is at most (p' - 1) / per + log2 p' messages; the fold's
-// whole message one per int count (and one more). A slice past an int count is
-// `pieces` segments, each its own message at worst.
-std::int64_t steps_rabenseifner_allreduce(const Problem& problem) {
-  const Fold fold(problem.nranks);
-  const std::int64_t count = std::max<std::int64_t>(problem.count, 1);
-  const std::int64_t pieces = slice_pieces(count, fold.p2);
-  const std::int64_t slice = std::max<std::int64_t>(1, count / fold.p2);
-  const std::int64_t per = std::max<std::int64_t>(1, message_elements(problem, fold.p2) / slice);
-  const std::int64_t phase = (fold.p2 - 1) / per + fold.rounds();
-  const std::int64_t fold_messages = count / kMaxSegmentCount + 2;
-  return std::int64_t{problem.nranks} * pieces * (6 * phase + 4 * fold_messages);
-}
-
-// An estimate: the fold (the whole message in, combined, and out again where p != p'),
-// then round t of the halving sends half of what the rank holds and combines as much,
-// as one message, and the doubling sends it back; a slice is n/p' rounded up.
-Price price_rabenseifner_allreduce(const Problem& problem) {
-  check(problem);
+// An estimate: the fold (the whole message in and combined where p != p'; out again to
+// the rank folded away, every one for the allreduce, the root only for the reduce where
+// it is one), then round t of the halving sends half of what the rank holds and combines
+// as much, and the doubling (or the gather, whose target receives as much) sends it
+// back; a slice is n/p' rounded up.
+Price price(const Problem& problem, Collective collective) {
+  check(problem, collective);
   const Fold fold(problem.nranks);
   const CostModel& m = problem.model;
   const std::int64_t n = problem.bytes();
   const std::int64_t slice = (problem.count + fold.p2 - 1) / fold.p2 * problem.element_bytes;
   double t = m.copy(n);
-  if (fold.rem > 0) t += 2 * m.transfer(n) + m.reduce(n);
+  if (fold.rem > 0) t += m.transfer(n) + m.reduce(n);
+  if (fold.rem > 0 && (collective == Collective::Allreduce || fold.id(problem.root) < 0)) t += m.transfer(n);
   // A round's k slices go as q messages of `per` slices: the halving's combines follow
   // the messages (overlapping the next ones where the model overlaps), the doubling's
   // messages follow each other.
@@ -205,5 +249,39 @@ Price price_rabenseifner_allreduce(const Problem& problem) {
   }
   return {t, false};
 }
+
+}  // namespace
+
+Schedule plan_rabenseifner_allreduce(const Problem& problem) { return plan(problem, Collective::Allreduce, -1); }
+Schedule view_rabenseifner_allreduce(const Problem& problem, int rank) { return view(problem, Collective::Allreduce, rank); }
+Price price_rabenseifner_allreduce(const Problem& problem) { return price(problem, Collective::Allreduce); }
+Schedule plan_rabenseifner_reduce(const Problem& problem) { return plan(problem, Collective::Reduce, -1); }
+Schedule view_rabenseifner_reduce(const Problem& problem, int rank) { return view(problem, Collective::Reduce, rank); }
+Price price_rabenseifner_reduce(const Problem& problem) { return price(problem, Collective::Reduce); }
+
+// The slices do not depend on the segment size asked; the messages do, in whole slices
+// (0: one a round).
+std::int64_t cut_rabenseifner(const Problem& problem) {
+  const std::int64_t cap = message_elements(problem, Fold(problem.nranks).p2);
+  return cap >= problem.count ? 0 : cap * problem.element_bytes;
+}
+
+// Per rank at most: 4 steps a message in each halving round (receive, copy, reduce,
+// send) and 2 in each doubling round, 3 a message for the fold in and 1 for the fold
+// out. Round t's range of k slices goes as at most k / per + 1 messages (per: slices a
+// message holds), so a phase is at most (p' - 1) / per + log2 p' messages; the fold's
+// whole message one per int count (and one more). A slice past an int count is
+// `pieces` segments, each its own message at worst.
+std::int64_t steps_rabenseifner(const Problem& problem) {
+  const Fold fold(problem.nranks);
+  const std::int64_t count = std::max<std::int64_t>(problem.count, 1);
+  const std::int64_t pieces = slice_pieces(count, fold.p2);
+  const std::int64_t slice = std::max<std::int64_t>(1, count / fold.p2);
+  const std::int64_t per = std::max<std::int64_t>(1, message_elements(problem, fold.p2) / slice);
+  const std::int64_t phase = (fold.p2 - 1) / per + fold.rounds();
+  const std::int64_t fold_messages = count / kMaxSegmentCount + 2;
+  return std::int64_t{problem.nranks} * pieces * (6 * phase + 4 * fold_messages);
+}
+
 
 }  // namespace canopy::planner

@@ -306,6 +306,95 @@ TEST_CASE("Rabenseifner sends one message a round, as MPICH does, not one a slic
   CHECK(sends == 20);
 }
 
+TEST_CASE("Rabenseifner's reduce validates: p = 1..17, every root, commutative or not, capped or not; and "
+          "simulates under half-duplex ports",
+          "[allreduce][rabenseifner]") {
+  Sweep sweep;
+  int checked = 0;
+  const CostModel half = hockney_model(3e-6, 1e-9, 5e-10);  // duplex half: one transfer at a time
+  for (int p = 1; p <= 17; ++p)
+    for (int root = 0; root < p; ++root)
+      for (bool commutative : {true, false})
+        for (std::int64_t seg : {std::int64_t{0}, std::int64_t{400}}) {
+          const Problem problem = make_problem(Collective::Reduce, p, root, 1000 + p, 4, commutative, seg, default_model());
+          const Schedule s = plan_with("rabenseifner", problem);
+          const std::string what = testing::label(s) + " root " + std::to_string(root);
+          const Validation v = validate(s);
+          sweep.check(v.ok, what + ": " + v.summary());
+          const Simulation sim = simulate(s, half);
+          sweep.check(sim.ok, what + " (half duplex): " + sim.error);
+          ++checked;
+        }
+  INFO(sweep.first);
+  CHECK(sweep.failures == 0);
+  CHECK(checked == 17 * 18 / 2 * 4);
+}
+
+TEST_CASE("Rabenseifner's reduce: the allreduce's halving, then a gather of one message a rank to the root",
+          "[allreduce][rabenseifner]") {
+  // p' = 8, 8 slices of 125 floats: the root receives 3 gather messages (1, 2 and 4
+  // slices), every other rank sends one; the halving is the allreduce's (3 messages each
+  // way). No rank but the root receives more than the halving and its gather rounds.
+  for (int root : {0, 3, 6}) {
+    CAPTURE(root);
+    const Schedule s = plan_with("rabenseifner", make_problem(Collective::Reduce, 8, root, 1000, 4, true, 0, default_model()));
+    REQUIRE(validate(s));
+    int total_gather_sends = 0;
+    for (int r = 0; r < 8; ++r) {
+      int sends = 0, recvs = 0;
+      std::int64_t received = 0;
+      for (const Step& st : s.steps[r]) {
+        sends += st.kind == StepKind::Send;
+        recvs += st.kind == StepKind::Recv;
+        if (st.kind == StepKind::Recv) received += s.span_bytes(st);
+      }
+      // Halving: 3 sends and 3 receives (2000 + 1000 + 500 bytes in).
+      total_gather_sends += sends - 3;
+      if (r == root) {
+        CHECK(sends == 3);
+        CHECK(recvs == 6);
+        CHECK(received == 3500 + 3500);  // the gather brings in the other 7 slices
+      } else {
+        CHECK(sends == 4);
+        CHECK(recvs <= 6);
+      }
+    }
+    CHECK(total_gather_sends == 7);
+  }
+  // p = 11 (p' = 8, three ranks folded away). A root folded away (1, 3, 5) sends its input
+  // to its left neighbour, which gathers the result and sends it the whole; a root that
+  // folds (0) or does not (9) keeps it, and no rank folded away receives anything.
+  for (int root : {0, 1, 3, 5, 9}) {
+    CAPTURE(root);
+    const Schedule s = plan_with("rabenseifner", make_problem(Collective::Reduce, 11, root, 1000, 4, false, 0, default_model()));
+    REQUIRE(validate(s));
+    for (int folded : {1, 3, 5}) {
+      std::int64_t received = 0;
+      for (const Step& st : s.steps[folded])
+        if (st.kind == StepKind::Recv) received += s.span_bytes(st);
+      CHECK(received == (folded == root ? 4000 : 0));
+    }
+  }
+  // 1024 ranks, one rank's view: 10 sends and receives in the halving; in the gather
+  // a rank receives in the rounds (from the highest bit down) where it agrees with the
+  // root, and sends once at the first where it does not (the root: 10 receives).
+  const Problem big = make_problem(Collective::Reduce, 1024, 5, 131072, 8, true, 0, default_model());
+  const Algorithm& a = *find_algorithm(Collective::Reduce, "rabenseifner");
+  for (int r : {77, 5, 4, 517}) {
+    CAPTURE(r);
+    int agree = 0;
+    while (agree < 10 && ((r >> (9 - agree)) & 1) == ((5 >> (9 - agree)) & 1)) ++agree;
+    const Schedule v = plan_view(a, big, r);
+    int sends = 0, recvs = 0;
+    for (const Step& st : v.steps[0]) {
+      sends += st.kind == StepKind::Send;
+      recvs += st.kind == StepKind::Recv;
+    }
+    CHECK(sends == (r == 5 ? 10 : 11));
+    CHECK(recvs == 10 + agree);
+  }
+}
+
 // 2 clusters of 2 nodes of 4 ranks (as test_registry.cpp's).
 std::shared_ptr<const Topology> two_clusters() {
   Topology t;

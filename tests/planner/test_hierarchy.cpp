@@ -330,7 +330,10 @@ TEST_CASE("Hierarchy: empty and one-element messages compose into valid schedule
 
 // ---- The 3-site test bed --------------------------------------------------------------
 
-TEST_CASE("Hierarchy: on the 3-site test bed, auto picks a topology-aware schedule at least 3x "
+// (3x before rabenseifner planned reduces: its halving splits the message over every
+// link, so the best homogeneous reduce is 2.41x the grid's here, not 3x; the trees that
+// were best before it send the whole message over the slowest link.)
+TEST_CASE("Hierarchy: on the 3-site test bed, auto picks a topology-aware schedule at least 2x "
           "faster than the best homogeneous one when the root sits behind the slowest link",
           "[hierarchy]") {
   const auto t = testbed();
@@ -346,7 +349,7 @@ TEST_CASE("Hierarchy: on the 3-site test bed, auto picks a topology-aware schedu
       CAPTURE(to_string(c), root, chosen.schedule.algorithm, chosen.predicted, best_homogeneous.schedule.algorithm,
               best_homogeneous.predicted);
       CHECK(is_topology_aware(chosen.schedule.algorithm, c));
-      CHECK(chosen.predicted * 3 <= best_homogeneous.predicted);
+      CHECK(chosen.predicted * 2 <= best_homogeneous.predicted);
       // The wide-area level avoids s2 -> s0 (or s0 -> s2): it relays through s1.
       for (int r = 0; r < 6; ++r)
         for (const Step& st : chosen.schedule.steps[r])
