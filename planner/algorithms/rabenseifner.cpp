@@ -88,6 +88,11 @@ std::int64_t message_elements(const Problem& problem, int p2) {
   return std::min(kMaxSegmentCount, std::max<std::int64_t>(1, asked / slice) * slice);
 }
 
+// Slices one message holds (at least one).
+std::int64_t slices_per_message(const Problem& problem, int p2) {
+  return std::max<std::int64_t>(1, message_elements(problem, p2) / std::max<std::int64_t>(1, problem.count / p2));
+}
+
 // One exchange between partners: the upper id receives first, the lower one sends
 // first, so that ranks whose port does one transfer at a time (a half-duplex model)
 // meet rather than both wait on a receive.
@@ -147,32 +152,12 @@ std::vector<Step> rank_steps(int p, int r, int root, const AllreduceSlices& sl, 
       lo = keep_lo;
       hi = keep_hi;
     }
-    if (root >= 0) {
-      // Gather to the root's id (its left neighbour's where the root is folded away):
-      // before round t (from L-1 down) the ids still gathering agree with it in bits
-      // t+1.., and each pair meets as in the allgather; the one whose bit t differs
-      // from the target's sends its range and is done.
-      const int target = fold.id(fold.id(root) >= 0 ? root : root - 1);
-      for (int t = L - 1; t >= 0; --t) {
-        const int m = 1 << t, peer = fold.rank_of(i ^ m);
-        const bool upper = (i & m) != 0;
-        if ((i & m) != (target & m)) {
-          for (const SegmentRun& k : runs(lo, hi)) steps.push_back(Step::send(peer, k.first).spanning(k.span));
-          break;
-        }
-        const int their_lo = upper ? range_lo[t] : hi, their_hi = upper ? lo : range_hi[t];
-        for (const SegmentRun& k : runs(their_lo, their_hi))
-          steps.push_back(Step::recv_into_accumulator(peer, k.first).spanning(k.span));
-        lo = range_lo[t];
-        hi = range_hi[t];
-      }
-      // A root folded away gets the result from its left neighbour.
-      if (fold.id(root) < 0 && r == root - 1)
-        for (const SegmentRun& m : whole) steps.push_back(Step::send(root, m.first).spanning(m.span));
-      return steps;
-    }
     // Allgather: before round t (from L-1 down), id i holds lo .. hi-1 and its partner
-    // the rest of range t; both send theirs.
+    // the rest of range t; both send theirs. Or, for the reduce, a gather to the root's
+    // id (its left neighbour's where the root is folded away): the ids still gathering
+    // agree with it in bits t+1.., and of each pair the one whose bit t differs from the
+    // target's sends its range and is done.
+    const int target = root < 0 ? -1 : fold.id(fold.id(root) >= 0 ? root : root - 1);
     for (int t = L - 1; t >= 0; --t) {
       const int m = 1 << t, peer = fold.rank_of(i ^ m);
       const bool upper = (i & m) != 0;
@@ -184,16 +169,21 @@ std::vector<Step> rank_steps(int p, int r, int root, const AllreduceSlices& sl, 
       const auto send = [&] {
         for (const SegmentRun& k : runs(lo, hi)) steps.push_back(Step::send(peer, k.first).spanning(k.span));
       };
-      exchange(upper, receive, send);
+      if (target < 0) {
+        exchange(upper, receive, send);
+      } else if ((i & m) != (target & m)) {
+        send();
+        break;
+      } else {
+        receive();
+      }
       lo = range_lo[t];
       hi = range_hi[t];
     }
   }
-  if (root < 0) {
-    fold.out(r, whole, steps);
-  } else if (r == root && i < 0) {
-    for (const SegmentRun& m : whole) steps.push_back(Step::recv_into_accumulator(root - 1, m.first).spanning(m.span));
-  }
+  // The fold out: to every rank folded away for the allreduce; for the reduce only to a
+  // root folded away, from its left neighbour.
+  if (root < 0 || (fold.id(root) < 0 && (r == root || r == root - 1))) fold.out(r, whole, steps);
   return steps;
 }
 
@@ -240,7 +230,7 @@ Price price(const Problem& problem, Collective collective) {
   // A round's k slices go as q messages of `per` slices: the halving's combines follow
   // the messages (overlapping the next ones where the model overlaps), the doubling's
   // messages follow each other.
-  const std::int64_t per = std::max<std::int64_t>(1, message_elements(problem, fold.p2) / std::max<std::int64_t>(1, problem.count / fold.p2));
+  const std::int64_t per = slices_per_message(problem, fold.p2);
   for (std::int64_t k = fold.p2 / 2; k >= 1; k /= 2) {
     const std::int64_t q = (k + per - 1) / per, chunk = std::min(k, per) * slice;
     const double send = m.transfer(chunk), combine = m.reduce(chunk);
@@ -276,8 +266,7 @@ std::int64_t steps_rabenseifner(const Problem& problem) {
   const Fold fold(problem.nranks);
   const std::int64_t count = std::max<std::int64_t>(problem.count, 1);
   const std::int64_t pieces = slice_pieces(count, fold.p2);
-  const std::int64_t slice = std::max<std::int64_t>(1, count / fold.p2);
-  const std::int64_t per = std::max<std::int64_t>(1, message_elements(problem, fold.p2) / slice);
+  const std::int64_t per = slices_per_message(problem, fold.p2);
   const std::int64_t phase = (fold.p2 - 1) / per + fold.rounds();
   const std::int64_t fold_messages = count / kMaxSegmentCount + 2;
   return std::int64_t{problem.nranks} * pieces * (6 * phase + 4 * fold_messages);
