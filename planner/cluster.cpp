@@ -254,4 +254,27 @@ std::vector<int> next_representatives(const Matrix& d, const std::vector<int>& r
   return next;
 }
 
+std::vector<int> probe_order(const std::vector<std::pair<int, int>>& pairs) {
+  std::vector<std::vector<int>> busy;  // busy[node]: the rounds it measures in, ascending
+  std::vector<int> round(pairs.size());
+  const auto free_in = [&](int node, int r) {
+    return node >= static_cast<int>(busy.size()) || !std::binary_search(busy[node].begin(), busy[node].end(), r);
+  };
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const auto [a, b] = pairs[k];
+    if (a < 0 || b < 0 || a == b)
+      throw std::invalid_argument("probe order: pair " + std::to_string(k) + " is (" + std::to_string(a) + ", " +
+                                  std::to_string(b) + "): two distinct nodes >= 0 expected");
+    if (std::max(a, b) >= static_cast<int>(busy.size())) busy.resize(static_cast<std::size_t>(std::max(a, b)) + 1);
+    int r = 0;
+    while (!free_in(a, r) || !free_in(b, r)) ++r;
+    round[k] = r;
+    for (int node : {a, b}) busy[node].insert(std::upper_bound(busy[node].begin(), busy[node].end(), r), r);
+  }
+  std::vector<int> order(pairs.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return round[x] < round[y]; });
+  return order;
+}
+
 }  // namespace canopy::planner

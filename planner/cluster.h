@@ -15,6 +15,7 @@
 // experiment (Table 4) uses rho = 30%.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 namespace canopy::planner {
@@ -73,5 +74,18 @@ std::vector<int> split_unequal_clusters(const std::vector<std::vector<double>>& 
 // lowekamp_clusters; a representative outside [0, n) is named.
 std::vector<int> next_representatives(const std::vector<std::vector<double>>& distance,
                                       const std::vector<int>& representatives, double rho);
+
+// The order in which Canopy's probe measures pairs of nodes all at once (the links
+// between clusters, shim/topology_probe.cpp): every node walks its own pairs in one
+// list's order, so a pair starts once both of its nodes are done with their pairs
+// before it. In the order pairs are written (cluster a's with b's, a < b) waits chain:
+// a node's pair waits for its partner's earlier pair, which waits for that partner's
+// partner's, and so on (16 clusters of 4 nodes, 136 links: about 11 pair times where
+// no node has more than 5 pairs). So the pairs are dealt into rounds where no node is
+// in two pairs, each pair into the first round where both its nodes are free (in list
+// order: first fit, at most 2 x the largest number of pairs a node has - 1 rounds),
+// and measured round after round. Returns the indices of `pairs` in that order (stable
+// within a round). A pair of one node with itself, or a negative node, is named.
+std::vector<int> probe_order(const std::vector<std::pair<int, int>>& pairs);
 
 }  // namespace canopy::planner

@@ -38,72 +38,91 @@ int Members::recv(void* data, int bytes, int member) const {
   return err != MPI_SUCCESS ? err : wait_politely(&r);
 }
 
-// The binomial tree rooted at member 0: member i's parent is i without its lowest set
-// bit; its children are i + m for the powers of two m below that bit (all of them for
-// member 0) that stay under n. Member i's subtree is [i, i + lowbit(i)) cut at n.
+namespace {
+
+// The members' trees have radix 8: member i's parent is i with its lowest nonzero
+// base-8 digit cleared; its children are i + d x 8^q for the digits q below that one
+// (every q for member 0) and d = 1..7, those under n. log8(n) levels instead of a
+// binomial tree's log2(n), for 7 messages a level from a parent instead of 1: the
+// probe's messages are a few bytes, so a level costs a latency, and on a grid the
+// levels that cross sites cost a wide-area one (64 leaders on 16 sites of 4: the
+// binomial tree crossed sites at 4 levels, this one at 2).
+constexpr int kRadix = 8;
+
+// Member i's parent (-1 for member 0) and its children, farthest subtree first.
+int tree_of(int i, int n, std::vector<int>& children) {
+  int reach = 1;  // 8^q of i's lowest nonzero digit; for member 0 the first power >= n
+  while (reach < n && (i / reach) % kRadix == 0) reach *= kRadix;
+  children.clear();
+  for (int step = reach / kRadix; step >= 1; step /= kRadix)
+    for (int d = kRadix - 1; d >= 1; --d)
+      if (static_cast<long>(i) + static_cast<long>(d) * step < n) children.push_back(i + d * step);
+  return i == 0 ? -1 : i - (i / reach) % kRadix * reach;
+}
+
+// Waits for every request, politely; the first error, or MPI_SUCCESS.
+int wait_all(std::vector<MPI_Request>& requests, int err) {
+  for (MPI_Request& r : requests)
+    if (r != MPI_REQUEST_NULL) {
+      const int waited = wait_politely(&r);
+      if (err == MPI_SUCCESS) err = waited;
+    }
+  return err;
+}
+
+}  // namespace
+
 int Members::bcast(void* data, int bytes) const {
   if (whole_) return bcast_politely(data, bytes, MPI_BYTE, 0, comm_);
-  const int n = size(), i = index_;
-  int mask = 1;
-  while (mask < n && !(i & mask)) mask <<= 1;
-  if (i != 0) {
-    const int err = recv(data, bytes, i - mask);
+  std::vector<int> children;
+  const int parent = tree_of(index_, size(), children);
+  if (parent >= 0) {
+    const int err = recv(data, bytes, parent);
     if (err != MPI_SUCCESS) return err;
   }
-  for (mask >>= 1; mask > 0; mask >>= 1)
-    if (i + mask < n) {
-      const int err = send(data, bytes, i + mask);
-      if (err != MPI_SUCCESS) return err;
-    }
-  return MPI_SUCCESS;
+  std::vector<MPI_Request> sends(children.size(), MPI_REQUEST_NULL);
+  int err = MPI_SUCCESS;
+  for (std::size_t c = 0; c < children.size() && err == MPI_SUCCESS; ++c)
+    err = PMPI_Isend(data, bytes, MPI_BYTE, rank_of(children[c]), tag_, comm_, &sends[c]);
+  return wait_all(sends, err);
 }
 
-int Members::gather(char* out, int bytes) const {
-  const int n = size(), i = index_;
-  for (int mask = 1; mask < n; mask <<= 1) {
-    if (i & mask) {  // the subtree gathered so far goes to the parent, in one message
-      const int blocks = std::min(mask, n - i);
-      return send(out + static_cast<std::size_t>(i) * bytes, blocks * bytes, i - mask);
-    }
-    if (i + mask < n) {
-      const int child = i + mask, blocks = std::min(mask, n - child);
-      const int err = recv(out + static_cast<std::size_t>(child) * bytes, blocks * bytes, child);
-      if (err != MPI_SUCCESS) return err;
-    }
-  }
-  return MPI_SUCCESS;
-}
-
+// Bruck's dissemination: member i holds its own block and the next members' (cyclically,
+// in `held`, block j being member i + j's); each round it sends the blocks it holds to
+// member i - d and gets as many from member i + d (d: the blocks held so far), so every
+// member has every block after ceil(log2 n) rounds of one message each way. A gather
+// and a broadcast along the tree take twice as many rounds, and on a grid each round
+// that crosses sites costs a wide-area latency (64 leaders on 16 sites: 4 of the 6
+// rounds here, 8 of the 12 there).
 int Members::allgather(const void* mine, int bytes, void* out) const {
   if (whole_) return allgather_politely(mine, bytes, MPI_BYTE, out, comm_);
-  char* all = static_cast<char*>(out);
-  if (bytes > 0) std::memcpy(all + static_cast<std::size_t>(index_) * bytes, mine, static_cast<std::size_t>(bytes));
-  const int err = gather(all, bytes);
-  return err != MPI_SUCCESS ? err : bcast(all, size() * bytes);
-}
-
-int Members::reduce_max(const double* in, double* out, int n) const {
-  if (whole_) return reduce_politely(in, out, n, MPI_DOUBLE, MPI_MAX, 0, comm_);
-  const int members = size(), i = index_;
-  std::vector<double> acc(in, in + n), theirs(static_cast<std::size_t>(n));
-  const int bytes = n * static_cast<int>(sizeof(double));
-  for (int mask = 1; mask < members; mask <<= 1) {
-    if (i & mask) return send(acc.data(), bytes, i - mask);
-    if (i + mask < members) {
-      const int err = recv(theirs.data(), bytes, i + mask);
-      if (err != MPI_SUCCESS) return err;
-      for (int k = 0; k < n; ++k) acc[k] = std::max(acc[k], theirs[k]);
-    }
+  const int n = size(), i = index_;
+  const std::size_t block = static_cast<std::size_t>(std::max(bytes, 0));
+  std::vector<char> held(static_cast<std::size_t>(n) * block);
+  if (block > 0) std::memcpy(held.data(), mine, block);
+  for (int have = 1; have < n;) {
+    const int count = std::min(have, n - have);  // blocks each way this round
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int err = PMPI_Irecv(held.data() + have * block, static_cast<int>(count * block), MPI_BYTE,
+                         rank_of((i + have) % n), tag_, comm_, &r[0]);
+    if (err == MPI_SUCCESS)
+      err = PMPI_Isend(held.data(), static_cast<int>(count * block), MPI_BYTE, rank_of((i - have + n) % n), tag_,
+                       comm_, &r[1]);
+    std::vector<MPI_Request> both(r, r + 2);
+    if ((err = wait_all(both, err)) != MPI_SUCCESS) return err;
+    have += count;
   }
-  std::copy(acc.begin(), acc.end(), out);  // member 0 alone gets here
+  char* all = static_cast<char*>(out);
+  for (int j = 0; j < n && block > 0; ++j)
+    std::memcpy(all + static_cast<std::size_t>((i + j) % n) * block, held.data() + j * block, block);
   return MPI_SUCCESS;
 }
 
 int Members::barrier() const {
   if (whole_) return barrier_politely(comm_);
-  // Up the tree with empty messages, then down: no member leaves before every one came.
-  const int err = gather(nullptr, 0);
-  return err != MPI_SUCCESS ? err : bcast(nullptr, 0);
+  // The allgather's rounds with empty messages: a member leaves once every member's
+  // round-0 message has reached it through the others (as a dissemination barrier).
+  return allgather(nullptr, 0, nullptr);
 }
 
 }  // namespace canopy::shim

@@ -6,10 +6,11 @@
 // the whole communicator, not the group: 0.38 s of simulated time for 16 leaders of 256
 // ranks and 1.65 s for 64 of 1024 on a generated 16-site grid (MPI_Comm_split alike,
 // 0.43 and 1.69 s), half of the probe's 3.2 s at 1024 ranks (docs/simulation.md). Here
-// the members' collectives are binomial trees of point-to-point messages on the parent
-// communicator, rooted at member 0, under a tag of their own: log2(members) rounds, as
-// an MPI's own tree over a communicator of the members would take; a whole communicator
-// keeps the MPI's own collectives (politely: shim/executor.h).
+// the members' collectives are point-to-point messages on the parent communicator under
+// a tag of their own: a broadcast along a tree of radix 8 rooted at member 0
+// (log8(members) levels: a level costs a latency, a wide-area one on a grid; see
+// members.cpp), an allgather by dissemination; a whole communicator keeps the MPI's own
+// collectives (politely: shim/executor.h).
 //
 // Decisions:
 //  * Every member calls the same collectives in the same order (as with a communicator),
@@ -17,9 +18,10 @@
 //    non-overtaking rule), so one tag serves every collective. The probe's own receives
 //    with MPI_ANY_TAG (echo(): from one peer, until that peer's stop) cannot take a
 //    members' message: the peer sends its stop before any later collective's message.
-//  * allgather is a gather to member 0 and a broadcast of the whole: 2 log2(n) rounds
-//    where recursive doubling would take log2(n), but any n, and each member's memory is
-//    the result it gets anyway. The probe's allgathers are a few doubles per node.
+//  * allgather (and barrier, its empty version) is Bruck's dissemination: ceil(log2 n)
+//    rounds for any n, half the rounds of a gather to member 0 and a broadcast, which a
+//    grid pays in wide-area latencies (members.cpp); each member's memory is the result
+//    it gets anyway. The probe's allgathers are a few doubles per node.
 //  * Sends and receives are nonblocking and waited for politely (wait_politely), like
 //    the rest of the probe: on an oversubscribed node MPICH's blocking calls busy-poll.
 #pragma once
@@ -50,15 +52,10 @@ class Members {
   int bcast(void* data, int bytes) const;
   // `bytes` from each member into `out` (size() x bytes, member i's at i x bytes).
   int allgather(const void* mine, int bytes, void* out) const;
-  // The elementwise maximum of every member's `in` (n doubles) into member 0's `out`.
-  int reduce_max(const double* in, double* out, int n) const;
   int barrier() const;
 
  private:
   Members() = default;
-  // Member 0 ends with every member's block (the others with their subtree's): gathers
-  // along the binomial tree into `out`, whose own block is in place.
-  int gather(char* out, int bytes) const;
   int send(const void* data, int bytes, int member) const;
   int recv(void* data, int bytes, int member) const;
 

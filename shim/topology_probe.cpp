@@ -80,30 +80,62 @@ void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
 }
 
 // One-way seconds of every pair of members at every size, as [pair * sizes + size] on
-// member 0 (zeros elsewhere). One pair at a time, a barrier between pairs, so no two
+// member 0 (empty elsewhere). One pair at a time, a barrier between pairs, so no two
 // measurements share a link; or, `at_once`, every member walks its own pairs in the
 // list's order without barriers, so pairs of different members run together (the order
-// is the same on every member: no two wait for each other in a cycle). Collective over
-// the members.
+// is the same on every member: no two wait for each other in a cycle). Member 0 then
+// gets each pair's times from the member that pinged it, one message a pinger in pair
+// order (kTagResults), all received at once: a pair's times are known to its pinger
+// alone, so a maximum over every member's vector (mostly zeros) along a tree took a
+// latency a level where this takes one (on a grid, a wide-area one: 16 sites of 4
+// nodes, the leaders' radix-8 tree crossed sites twice). Collective over the members.
+constexpr int kTagResults = 6;
+
 std::vector<double> measure_pairs(const Members& members, const std::vector<Pair>& pairs,
                                   const std::vector<int>& sizes, bool at_once = false) {
   const MPI_Comm comm = members.comm();
   const int rank = members.index();
   const std::size_t n = sizes.size();
-  std::vector<double> mine(pairs.size() * n, 0.0), all(mine.size(), 0.0);
+  std::vector<double> mine;  // this member's pings' times, in pair order
   std::vector<char> buffer;
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     const auto [a, b] = pairs[k];
     if (rank == a || rank == b) {
       if (buffer.empty()) buffer.assign(*std::max_element(sizes.begin(), sizes.end()), 1);
       for (std::size_t s = 0; s < n; ++s) {
-        if (rank == a) mine[k * n + s] = ping(comm, members.rank_of(b), buffer.data(), sizes[s]);
+        if (rank == a) mine.push_back(ping(comm, members.rank_of(b), buffer.data(), sizes[s]));
         else echo(comm, members.rank_of(a), buffer.data(), sizes[s]);
       }
     }
     if (!at_once) members.barrier();
   }
-  if (!mine.empty()) members.reduce_max(mine.data(), all.data(), static_cast<int>(mine.size()));
+  if (rank != 0) {
+    if (!mine.empty()) {
+      MPI_Request r = MPI_REQUEST_NULL;
+      PMPI_Isend(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, members.rank_of(0), kTagResults, comm, &r);
+      wait(r);
+    }
+    return {};
+  }
+  // Each pinger's pairs, in pair order (member 0's own are in `mine`).
+  std::map<int, std::vector<std::size_t>> pinged;
+  for (std::size_t k = 0; k < pairs.size(); ++k) pinged[pairs[k].first].push_back(k);
+  std::map<int, std::vector<double>> received;
+  std::vector<MPI_Request> requests;
+  for (const auto& [pinger, ks] : pinged) {
+    if (pinger == 0) continue;
+    std::vector<double>& into = received[pinger];
+    into.resize(ks.size() * n);
+    requests.push_back(MPI_REQUEST_NULL);
+    PMPI_Irecv(into.data(), static_cast<int>(into.size()), MPI_DOUBLE, members.rank_of(pinger), kTagResults, comm,
+               &requests.back());
+  }
+  for (MPI_Request& r : requests) wait(r);
+  if (pinged.count(0)) received[0] = std::move(mine);
+  std::vector<double> all(pairs.size() * n, 0.0);
+  for (const auto& [pinger, ks] : pinged)
+    for (std::size_t j = 0; j < ks.size(); ++j)
+      for (std::size_t s = 0; s < n; ++s) all[ks[j] * n + s] = received[pinger][j * n + s];
   return all;
 }
 
@@ -122,16 +154,21 @@ void share_ints(const Members& members, std::vector<int>& values) {
 // round by round (planner::next_representatives says which and why). Decisions:
 // - A round's distances are measured all at once: every node sends 8 bytes to every
 //   representative of the round, which echoes them as they come, kCoarseTrips times
-//   (the first a warm-up, which pays for connecting), and keeps half the best round
-//   trip. One at a time, N nodes against a representative across a 12 ms wide-area
-//   link would take N x 3 x 24 ms (88 nodes: 6 s a round). 8 bytes, not the probe:
-//   latency, as 004 clusters by, and no bandwidth shared by the concurrent echoes.
+//   (the first a warm-up, which pays for connecting and lets the representative enter
+//   the round), and keeps half the second round trip. One at a time, N nodes against a
+//   representative across a 12 ms wide-area link would take N x 2 x 24 ms (88 nodes: 4 s
+//   a round). 8 bytes, not the probe: latency, as 004 clusters by, and no bandwidth
+//   shared by the concurrent echoes. Two trips, not three: a third cost a wide-area round
+//   trip a round (a grid of 16 sites, 1024 ranks: 4 rounds of 70-100 ms each became
+//   42-71); a second sample mattered where the first is near, and those are measured
+//   again alone (next point): a wide-area latency's jitter is small beside the 1 + rho
+//   that Lowekamp's test allows.
 // - Echoes queue at the representative (a few microseconds each on a real network):
 //   nothing beside wide-area milliseconds, but as large as the differences inside a
 //   site (004's Table 4: 47.6 against 62.1 us between the two Orsay clusters). So the
 //   pairs found under kNearSeconds are measured again one at a time per
 //   representative (ping(), as the pairwise probing does), and those times stand.
-constexpr int kCoarseTrips = 3;
+constexpr int kCoarseTrips = 2;
 constexpr double kNearSeconds = 1e-3;
 // Rounds stop here whatever is left: the nodes no representative reached stay
 // clusters of their own (no edge merges them), which is exact, only less grouped.
@@ -471,8 +508,17 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   for (int a = 0; a < C; ++a)
     for (int b = a + 1; b < C; ++b)
       links.emplace_back(pairwise ? Pair(members[a][0], members[b][0]) : Pair(spread(a, b), spread(b, a)));
+  // All at once, the pairs go round after round, no node in two pairs of a round
+  // (planner::probe_order: 16 clusters of 4 nodes took 8 pair times as written, 5 so).
+  if (!pairwise) {
+    std::vector<Pair> in_rounds;
+    for (int k : planner::probe_order(links)) in_rounds.push_back(links[static_cast<std::size_t>(k)]);
+    links = std::move(in_rounds);
+  }
+  const double links_start = PMPI_Wtime();
   const std::vector<double> link_times =
       pairwise ? measure_pairs(leaders, links, {kSmall}) : measure_pairs(leaders, links, {probe}, true);
+  const double links_seconds = PMPI_Wtime() - links_start;
   if (rank != 0) return;
 
   t.node = node;
@@ -496,7 +542,9 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
     t.links[cluster[x] * C + cluster[y]] = t.links[cluster[y] * C + cluster[x]] = m;
   }
   if (pairwise) detail += "one-way times between nodes (ms, " + std::to_string(probe) + " B): " + matrix_text(distance);
-  else detail += std::to_string(C) + " clusters";
+  else
+    detail += std::to_string(C) + " clusters, their " + std::to_string(links.size()) + " links probed in " +
+              milliseconds(links_seconds) + " ms";
 }
 
 // CANOPY_TOPOLOGY=FILE: rank 0 reads the file; the links it leaves out are measured

@@ -2,6 +2,7 @@
 // six clusters of 004's Table 4 come back from the node-to-node latencies they imply.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -398,4 +399,82 @@ TEST_CASE("Representatives: bad input is named", "[cluster]") {
   CHECK_THROWS_WITH(next_representatives({{0, 1}, {1, 0}}, {2}, 0.3), Catch::Contains("representative 2"));
   CHECK_THROWS_WITH(next_representatives({{0, 1}, {1, 0}}, {0}, -1), Catch::Contains("rho"));
   CHECK(next_representatives({{0, 1}, {1, 0}}, {0}, 0.3).empty());
+}
+
+namespace {
+
+// The probe's walk (shim/topology_probe.cpp, measure_pairs all at once): every node
+// takes its pairs in the list's order, a pair starting once both its nodes are free.
+// The makespan in pair times where every pair takes one.
+int walk_makespan(const std::vector<std::pair<int, int>>& pairs, const std::vector<int>& order) {
+  std::map<int, int> free_at;
+  int end = 0;
+  for (int k : order) {
+    const auto [a, b] = pairs[static_cast<std::size_t>(k)];
+    const int done = std::max(free_at[a], free_at[b]) + 1;
+    free_at[a] = free_at[b] = done;
+    end = std::max(end, done);
+  }
+  return end;
+}
+
+// The links shim/topology_probe.cpp measures between `clusters` clusters of `nodes`
+// nodes each (node c x nodes + i is cluster c's i-th): a cluster's first two nodes,
+// then for a < b cluster a's (b mod nodes)-th with b's (a mod nodes)-th.
+std::vector<std::pair<int, int>> spread_links(int clusters, int nodes) {
+  std::vector<std::pair<int, int>> links;
+  for (int c = 0; c < clusters; ++c)
+    if (nodes >= 2) links.emplace_back(c * nodes, c * nodes + 1);
+  for (int a = 0; a < clusters; ++a)
+    for (int b = a + 1; b < clusters; ++b) links.emplace_back(a * nodes + b % nodes, b * nodes + a % nodes);
+  return links;
+}
+
+int most_pairs_of_a_node(const std::vector<std::pair<int, int>>& pairs) {
+  std::map<int, int> count;
+  int most = 0;
+  for (const auto& [a, b] : pairs) most = std::max({most, ++count[a], ++count[b]});
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("Probe order: the links of 16 clusters of 4 nodes in 5 pair times, not 8", "[cluster]") {
+  const std::vector<std::pair<int, int>> links = spread_links(16, 4);
+  REQUIRE(links.size() == 16 + 120);
+  std::vector<int> as_written(links.size());
+  std::iota(as_written.begin(), as_written.end(), 0);
+  const std::vector<int> order = probe_order(links);
+  std::vector<int> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == as_written);  // every pair once
+  // No node has more than 5 pairs, so 5 pair times is the least any order can take.
+  CHECK(most_pairs_of_a_node(links) == 5);
+  CHECK(walk_makespan(links, as_written) == 8);
+  CHECK(walk_makespan(links, order) == 5);
+}
+
+TEST_CASE("Probe order: within first fit's bound on other layouts, never slower than as written", "[cluster]") {
+  std::vector<std::vector<std::pair<int, int>>> layouts = {spread_links(6, 15), spread_links(10, 8),
+                                                           spread_links(50, 20), spread_links(3, 1)};
+  std::vector<std::pair<int, int>> complete;  // 24 nodes pairwise
+  for (int a = 0; a < 24; ++a)
+    for (int b = a + 1; b < 24; ++b) complete.emplace_back(a, b);
+  layouts.push_back(complete);
+  for (const auto& links : layouts) {
+    CAPTURE(links.size());
+    std::vector<int> as_written(links.size());
+    std::iota(as_written.begin(), as_written.end(), 0);
+    const std::vector<int> order = probe_order(links);
+    const int most = most_pairs_of_a_node(links);
+    CHECK(walk_makespan(links, order) >= most);
+    CHECK(walk_makespan(links, order) <= 2 * most - 1);
+    CHECK(walk_makespan(links, order) <= walk_makespan(links, as_written));
+  }
+  CHECK(probe_order({}).empty());
+}
+
+TEST_CASE("Probe order: a pair of one node, or a negative node, is named", "[cluster]") {
+  CHECK_THROWS_WITH(probe_order({{0, 1}, {2, 2}}), Catch::Contains("pair 1 is (2, 2)"));
+  CHECK_THROWS_WITH(probe_order({{-1, 1}}), Catch::Contains("pair 0 is (-1, 1)"));
 }
