@@ -43,17 +43,22 @@ constexpr int kTagPing = 1, kTagStop = 2;
 
 void wait(MPI_Request request) { wait_politely(&request); }
 
-// Half the best round trip of `bytes` to `peer`, after one warm-up round trip (which
-// also pays for connecting); then tells the peer to stop echoing.
+// Half the best round trip of `bytes` to `peer`, after one warm-up round trip of 8
+// bytes (which pays for connecting, and lets the peer enter its echo); then tells the
+// peer to stop echoing. The warm-up is small: at the probe's size it cost a transfer
+// each way on every wide-area link (64 KiB at 56 Mbit/s: 9.4 ms), and the links' probe
+// of a grid takes one measured trip after it where a trip is that slow; where trips are
+// fast, the best of kRepeats leaves out what a first large message pays once.
 double ping(MPI_Comm comm, int peer, char* buffer, int bytes) {
   double best = 1e300;
   const double start = PMPI_Wtime();
   for (int round = 0; round <= kRepeats; ++round) {
+    const int size = round == 0 ? std::min(bytes, kSmall) : bytes;
     MPI_Request r;
     const double t0 = PMPI_Wtime();
-    PMPI_Isend(buffer, bytes, MPI_BYTE, peer, kTagPing, comm, &r);
+    PMPI_Isend(buffer, size, MPI_BYTE, peer, kTagPing, comm, &r);
     wait(r);
-    PMPI_Irecv(buffer, bytes, MPI_BYTE, peer, kTagPing, comm, &r);
+    PMPI_Irecv(buffer, size, MPI_BYTE, peer, kTagPing, comm, &r);
     wait(r);
     const double now = PMPI_Wtime();
     if (round > 0) best = std::min(best, (now - t0) / 2);
@@ -65,8 +70,8 @@ double ping(MPI_Comm comm, int peer, char* buffer, int bytes) {
   return best;
 }
 
-// The other side of ping(): echoes until told to stop (the pinger alone decides how
-// many round trips, since only it reads the clock).
+// The other side of ping(): echoes what it gets, as much as it got, until told to stop
+// (the pinger alone decides how many round trips, since only it reads the clock).
 void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
   for (;;) {
     MPI_Request r;
@@ -74,7 +79,9 @@ void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
     PMPI_Irecv(buffer, bytes, MPI_BYTE, peer, MPI_ANY_TAG, comm, &r);
     wait_politely(&r, &status);
     if (status.MPI_TAG == kTagStop) return;
-    PMPI_Isend(buffer, bytes, MPI_BYTE, peer, kTagPing, comm, &r);
+    int got = bytes;
+    PMPI_Get_count(&status, MPI_BYTE, &got);
+    PMPI_Isend(buffer, got, MPI_BYTE, peer, kTagPing, comm, &r);
     wait(r);
   }
 }
@@ -489,7 +496,9 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
       for (int n = 0; n < N; ++n) cluster[n] = n;
     }
   }
-  share_ints(leaders, cluster);
+  // (One label per leader, a length every leader knows: one broadcast, not share_ints's two.)
+  cluster.resize(static_cast<std::size_t>(N));
+  leaders.bcast(cluster.data(), N * static_cast<int>(sizeof(int)));
   const int C = *std::max_element(cluster.begin(), cluster.end()) + 1;
   // 004 section 4.1.3: one sample per cluster (two of its nodes) and per pair of
   // clusters, links taken as symmetric: C(C-1)/2 + C at most. Pairwise, between the
