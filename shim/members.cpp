@@ -87,6 +87,36 @@ int Members::bcast(void* data, int bytes) const {
   return wait_all(sends, err);
 }
 
+// Member i's subtree is [i, i + reach) cut at n (reach as in tree_of): its children's
+// subtrees gathered in place after its own block, then sent to its parent in one message.
+int Members::gather(const void* mine, int bytes, void* out) const {
+  if (whole_) return gather_politely(mine, bytes, MPI_BYTE, out, 0, comm_);
+  const int n = size(), i = index_;
+  std::vector<int> children;
+  const int parent = tree_of(i, n, children);
+  int end = n;  // the subtree's end: the parent's next child, or n
+  if (parent >= 0) {
+    int reach = 1;
+    while ((i / reach) % kRadix == 0) reach *= kRadix;
+    end = std::min(n, i + reach);
+  }
+  const std::size_t block = static_cast<std::size_t>(std::max(bytes, 0));
+  std::vector<char> own(parent >= 0 ? static_cast<std::size_t>(end - i) * block : 0);
+  char* subtree = parent >= 0 ? own.data() : static_cast<char*>(out);  // block j: member i + j's
+  if (block > 0) std::memcpy(subtree, mine, block);
+  std::vector<MPI_Request> receives(children.size(), MPI_REQUEST_NULL);
+  int err = MPI_SUCCESS;
+  for (std::size_t c = 0; c < children.size() && err == MPI_SUCCESS; ++c) {
+    // A child's subtree ends where the one before it in the list (the next one up) begins.
+    const int child = children[c], child_end = c == 0 ? end : children[c - 1];
+    err = PMPI_Irecv(subtree + static_cast<std::size_t>(child - i) * block,
+                     static_cast<int>(static_cast<std::size_t>(child_end - child) * block), MPI_BYTE, rank_of(child),
+                     tag_, comm_, &receives[c]);
+  }
+  if ((err = wait_all(receives, err)) != MPI_SUCCESS || parent < 0) return err;
+  return send(own.data(), static_cast<int>(own.size()), parent);
+}
+
 // Bruck's dissemination: member i holds its own block and the next members' (cyclically,
 // in `held`, block j being member i + j's); each round it sends the blocks it holds to
 // member i - d and gets as many from member i + d (d: the blocks held so far), so every

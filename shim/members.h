@@ -7,8 +7,8 @@
 // ranks and 1.65 s for 64 of 1024 on a generated 16-site grid (MPI_Comm_split alike,
 // 0.43 and 1.69 s), half of the probe's 3.2 s at 1024 ranks (docs/simulation.md). Here
 // the members' collectives are point-to-point messages on the parent communicator under
-// a tag of their own: a broadcast along a tree of radix 8 rooted at member 0
-// (log8(members) levels: a level costs a latency, a wide-area one on a grid; see
+// a tag of their own: a broadcast and a gather along a tree of radix 8 rooted at
+// member 0 (log8(members) levels: a level costs a latency, a wide-area one on a grid; see
 // members.cpp), an allgather by dissemination; a whole communicator keeps the MPI's own
 // collectives (politely: shim/executor.h).
 //
@@ -50,6 +50,9 @@ class Members {
   // Each collective is called by every member alike; MPI's error code, MPI_SUCCESS.
   // `bytes` from member 0 to every member.
   int bcast(void* data, int bytes) const;
+  // `bytes` from each member into member 0's `out` (size() x bytes, member i's at
+  // i x bytes; not written elsewhere), along the broadcast's tree.
+  int gather(const void* mine, int bytes, void* out) const;
   // `bytes` from each member into `out` (size() x bytes, member i's at i x bytes).
   int allgather(const void* mine, int bytes, void* out) const;
   int barrier() const;

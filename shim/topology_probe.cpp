@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -90,7 +91,9 @@ void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
 // member 0 (empty elsewhere). One pair at a time, a barrier between pairs, so no two
 // measurements share a link; or, `at_once`, every member walks its own pairs in the
 // list's order without barriers, so pairs of different members run together (the order
-// is the same on every member: no two wait for each other in a cycle). Member 0 then
+// is the same on every member: no two wait for each other in a cycle; all at once a
+// member other than 0 may be given its own pairs only, all of them, member 0 every
+// member's, in the same order: measure_by_representatives's near pairs). Member 0 then
 // gets each pair's times from the member that pinged it, one message a pinger in pair
 // order (kTagResults), all received at once: a pair's times are known to its pinger
 // alone, so a maximum over every member's vector (mostly zeros) along a tree took a
@@ -184,27 +187,44 @@ constexpr int kTagCoarse = 3, kTagEcho = 4;
 // The node leaders' own collectives (shim/members.h), when they are not all of the ranks.
 constexpr int kTagLeaders = 5;
 
-// This member's one-way seconds to each of the members `reps` (0 for itself), measured
-// all at once as above; every member takes part. Each echo goes back as its ping arrives
-// and each ping leaves as the last echo arrives, pair by pair: in rounds of "every
-// node pings, then every representative echoes all" a near node's next ping would
-// wait for the farthest node's (the first try: every Orsay node measured 12.2 ms, the
-// IDPOT round trip).
-std::vector<double> coarse_times(const Members& members, const std::vector<int>& reps) {
+// A round's coarse latencies as one member knows them: its own to each representative
+// (`mine`, 0 for itself), and, where it is a representative, every member's to it
+// (`heard`, 0 for itself): each node sends a representative the time it measured once
+// its last echo is back, so that the representative knows its near nodes one latency
+// later instead of after an allgather of every latency (on a grid, a wide-area latency
+// at each of its rounds that crosses sites).
+struct CoarseTimes {
+  std::vector<double> mine;
+  std::vector<double> heard;
+};
+
+// This member's round of coarse latencies, measured all at once as above; every member
+// takes part. Each echo goes back as its ping arrives and each ping leaves as the last
+// echo arrives, pair by pair: in rounds of "every node pings, then every representative
+// echoes all" a near node's next ping would wait for the farthest node's (the first
+// try: every Orsay node measured 12.2 ms, the IDPOT round trip).
+CoarseTimes coarse_times(const Members& members, const std::vector<int>& reps) {
+  static_assert(sizeof(double) == kSmall, "a measured time travels in a ping's 8 bytes");
   const MPI_Comm comm = members.comm();
   const int rank = members.index(), size = members.size();
   const int k = static_cast<int>(reps.size());
   const bool representative = std::find(reps.begin(), reps.end(), rank) != reps.end();
-  std::vector<double> best(k, 0.0), sent(k, 0.0);
+  CoarseTimes out{std::vector<double>(k, 0.0), std::vector<double>(representative ? size : 0, 0.0)};
+  std::vector<double>& best = out.mine;
+  std::vector<double> sent(k, 0.0);
   std::vector<int> echoed(k, 0), to_echo(size, representative ? kCoarseTrips : 0);
-  std::vector<char> in(static_cast<std::size_t>(size + k) * kSmall), out(kSmall, 1);
-  // [0, k): the echo of this rank's ping to reps[j]; [k, k + size): rank q's next ping.
+  std::vector<char> in(static_cast<std::size_t>(size + k) * kSmall), ping_bytes(kSmall, 1);
+  // [0, k): the echo of this rank's ping to reps[j]; [k, k + size): rank q's next ping,
+  // or after its last its time.
   std::vector<MPI_Request> requests(k + size, MPI_REQUEST_NULL), sends;
+  const auto send_rep = [&](int j, const void* data) {
+    sends.push_back(MPI_REQUEST_NULL);
+    PMPI_Isend(data, kSmall, MPI_BYTE, members.rank_of(reps[j]), kTagCoarse, comm, &sends.back());
+  };
   const auto ping_rep = [&](int j) {
     PMPI_Irecv(&in[(size + j) * kSmall], kSmall, MPI_BYTE, members.rank_of(reps[j]), kTagEcho, comm, &requests[j]);
-    sends.push_back(MPI_REQUEST_NULL);
     sent[j] = PMPI_Wtime();
-    PMPI_Isend(out.data(), kSmall, MPI_BYTE, members.rank_of(reps[j]), kTagCoarse, comm, &sends.back());
+    send_rep(j, ping_bytes.data());
   };
   const auto await_ping = [&](int q) {
     PMPI_Irecv(&in[q * kSmall], kSmall, MPI_BYTE, members.rank_of(q), kTagCoarse, comm, &requests[k + q]);
@@ -221,15 +241,21 @@ std::vector<double> coarse_times(const Members& members, const std::vector<int>&
       const double one_way = (PMPI_Wtime() - sent[index]) / 2;
       if (echoed[index]++ > 0) best[index] = best[index] > 0 ? std::min(best[index], one_way) : one_way;
       if (echoed[index] < kCoarseTrips) ping_rep(index);
+      else send_rep(index, &best[index]);  // (best does not move: sized once)
     } else {
       const int q = index - k;
-      sends.push_back(MPI_REQUEST_NULL);
-      PMPI_Isend(out.data(), kSmall, MPI_BYTE, members.rank_of(q), kTagEcho, comm, &sends.back());
-      if (--to_echo[q] > 0) await_ping(q);
+      if (to_echo[q] > 0) {
+        sends.push_back(MPI_REQUEST_NULL);
+        PMPI_Isend(ping_bytes.data(), kSmall, MPI_BYTE, members.rank_of(q), kTagEcho, comm, &sends.back());
+        --to_echo[q];
+        await_ping(q);  // its next ping, or after the last its time
+      } else {
+        std::memcpy(&out.heard[q], &in[q * kSmall], kSmall);
+      }
     }
   }
   for (MPI_Request& r : sends) wait(r);
-  return best;
+  return out;
 }
 
 // The distance matrix of the members (the node leaders) on member 0, 0 where not
@@ -244,15 +270,20 @@ std::vector<std::vector<double>> measure_by_representatives(const Members& membe
   while (!round.empty()) {
     ++rounds;
     const int k = static_cast<int>(round.size());
-    const std::vector<double> mine = coarse_times(members, round);
-    // Every leader gets every latency and finds the near pairs itself, in the same
-    // order (one collective a round fewer than rank 0 finding and sending them).
-    std::vector<double> coarse(static_cast<std::size_t>(size) * k);
-    members.allgather(mine.data(), k * static_cast<int>(sizeof(double)), coarse.data());
+    const CoarseTimes times = coarse_times(members, round);
+    // Member 0 gets every latency (for the matrix); every member finds its own near
+    // pairs from the times it measured or heard, member 0 everyone's, all in the same
+    // order (representative, then node): the order measure_pairs walks them in, alike on
+    // every member for the pairs they share, as it needs (the same times decide alike).
+    std::vector<double> coarse(rank == 0 ? static_cast<std::size_t>(size) * k : 0);
+    members.gather(times.mine.data(), k * static_cast<int>(sizeof(double)), coarse.data());
     std::vector<Pair> pairs;  // representative, node
     for (int j = 0; j < k; ++j)
       for (int q = 0; q < size; ++q) {
-        const double t = coarse[static_cast<std::size_t>(q) * k + j];
+        const double t = rank == 0         ? coarse[static_cast<std::size_t>(q) * k + j]
+                         : q == rank        ? times.mine[j]
+                         : round[j] == rank ? times.heard[q]
+                                            : 0;
         if (q == round[j] || t <= 0) continue;
         if (rank == 0) d[q][round[j]] = d[round[j]][q] = t;
         if (t < kNearSeconds) pairs.emplace_back(round[j], q);

@@ -1,10 +1,10 @@
 // members_check: the node leaders' collectives without a communicator (shim/members.h)
 // give what MPI's own collectives over those ranks would: for subsets of every size of
 // MPI_COMM_WORLD, in rank order and shuffled (member 0 not rank 0), a broadcast from
-// member 0, an allgather of blocks of several sizes (0 bytes included) and a barrier;
-// and the same through Members::whole (the MPI's own collectives). Ranks outside a
-// subset take no part, as the probe's non-leaders. Prints "N subsets checked, F
-// failures" on rank 0.
+// member 0, a gather to member 0 and an allgather of blocks of several sizes (0 bytes
+// included) and a barrier; and the same through Members::whole (the MPI's own
+// collectives). Ranks outside a subset take no part, as the probe's non-leaders.
+// Prints "N subsets checked, F failures" on rank 0.
 #include <mpi.h>
 
 #include <algorithm>
@@ -39,6 +39,17 @@ void check_members(const canopy::shim::Members& m, int c, const std::string& nam
         check(false, name + ": bcast of " + std::to_string(len) + " ints, member " + std::to_string(i));
         break;
       }
+  }
+  // Gather: member j's block at j, on member 0.
+  for (int len : {0, 1, 3, 300}) {
+    std::vector<int> mine(static_cast<std::size_t>(len)), all(static_cast<std::size_t>(len) * n, -1);
+    for (int k = 0; k < len; ++k) mine[k] = value(c, i, k);
+    check(m.gather(mine.data(), len * static_cast<int>(sizeof(int)), all.data()) == MPI_SUCCESS,
+          name + ": gather's status");
+    bool ok = true;
+    for (int j = 0; j < n && i == 0; ++j)
+      for (int k = 0; k < len; ++k) ok = ok && all[static_cast<std::size_t>(j) * len + k] == value(c, j, k);
+    check(ok, name + ": gather of " + std::to_string(len) + " ints at member 0");
   }
   // Allgather: member j's block at j.
   for (int len : {0, 1, 3, 300}) {
