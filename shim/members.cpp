@@ -49,15 +49,25 @@ namespace {
 // binomial tree crossed sites at 4 levels, this one at 2).
 constexpr int kRadix = 8;
 
-// Member i's parent (-1 for member 0) and its children, farthest subtree first.
-int tree_of(int i, int n, std::vector<int>& children) {
+// Member i's place in the tree: its parent (-1 for member 0), the end of its subtree
+// [i, end), and its children, farthest subtree first (so a child's subtree ends where
+// the one before it in the list begins, the first's at `end`).
+struct TreePlace {
+  int parent = -1;
+  int end = 0;
+  std::vector<int> children;
+};
+
+TreePlace tree_place(int i, int n) {
   int reach = 1;  // 8^q of i's lowest nonzero digit; for member 0 the first power >= n
   while (reach < n && (i / reach) % kRadix == 0) reach *= kRadix;
-  children.clear();
+  TreePlace t;
+  t.parent = i == 0 ? -1 : i - (i / reach) % kRadix * reach;
+  t.end = i == 0 ? n : static_cast<int>(std::min<long>(n, static_cast<long>(i) + reach));
   for (int step = reach / kRadix; step >= 1; step /= kRadix)
     for (int d = kRadix - 1; d >= 1; --d)
-      if (static_cast<long>(i) + static_cast<long>(d) * step < n) children.push_back(i + d * step);
-  return i == 0 ? -1 : i - (i / reach) % kRadix * reach;
+      if (static_cast<long>(i) + static_cast<long>(d) * step < n) t.children.push_back(i + d * step);
+  return t;
 }
 
 // Waits for every request, politely; the first error, or MPI_SUCCESS.
@@ -74,85 +84,51 @@ int wait_all(std::vector<MPI_Request>& requests, int err) {
 
 int Members::bcast(void* data, int bytes) const {
   if (whole_) return bcast_politely(data, bytes, MPI_BYTE, 0, comm_);
-  std::vector<int> children;
-  const int parent = tree_of(index_, size(), children);
-  if (parent >= 0) {
-    const int err = recv(data, bytes, parent);
+  const TreePlace t = tree_place(index_, size());
+  if (t.parent >= 0) {
+    const int err = recv(data, bytes, t.parent);
     if (err != MPI_SUCCESS) return err;
   }
-  std::vector<MPI_Request> sends(children.size(), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> sends(t.children.size(), MPI_REQUEST_NULL);
   int err = MPI_SUCCESS;
-  for (std::size_t c = 0; c < children.size() && err == MPI_SUCCESS; ++c)
-    err = PMPI_Isend(data, bytes, MPI_BYTE, rank_of(children[c]), tag_, comm_, &sends[c]);
+  for (std::size_t c = 0; c < t.children.size() && err == MPI_SUCCESS; ++c)
+    err = PMPI_Isend(data, bytes, MPI_BYTE, rank_of(t.children[c]), tag_, comm_, &sends[c]);
   return wait_all(sends, err);
 }
 
-// Member i's subtree is [i, i + reach) cut at n (reach as in tree_of): its children's
-// subtrees gathered in place after its own block, then sent to its parent in one message.
+// Member i's children's subtrees are gathered in place after its own block, then sent
+// to its parent in one message.
 int Members::gather(const void* mine, int bytes, void* out) const {
   if (whole_) return gather_politely(mine, bytes, MPI_BYTE, out, 0, comm_);
-  const int n = size(), i = index_;
-  std::vector<int> children;
-  const int parent = tree_of(i, n, children);
-  int end = n;  // the subtree's end: the parent's next child, or n
-  if (parent >= 0) {
-    int reach = 1;
-    while ((i / reach) % kRadix == 0) reach *= kRadix;
-    end = std::min(n, i + reach);
-  }
+  const int i = index_;
+  const TreePlace t = tree_place(i, size());
   const std::size_t block = static_cast<std::size_t>(std::max(bytes, 0));
-  std::vector<char> own(parent >= 0 ? static_cast<std::size_t>(end - i) * block : 0);
-  char* subtree = parent >= 0 ? own.data() : static_cast<char*>(out);  // block j: member i + j's
+  std::vector<char> own(t.parent >= 0 ? static_cast<std::size_t>(t.end - i) * block : 0);
+  char* subtree = t.parent >= 0 ? own.data() : static_cast<char*>(out);  // block j: member i + j's
   if (block > 0) std::memcpy(subtree, mine, block);
-  std::vector<MPI_Request> receives(children.size(), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> receives(t.children.size(), MPI_REQUEST_NULL);
   int err = MPI_SUCCESS;
-  for (std::size_t c = 0; c < children.size() && err == MPI_SUCCESS; ++c) {
-    // A child's subtree ends where the one before it in the list (the next one up) begins.
-    const int child = children[c], child_end = c == 0 ? end : children[c - 1];
+  for (std::size_t c = 0; c < t.children.size() && err == MPI_SUCCESS; ++c) {
+    const int child = t.children[c], child_end = c == 0 ? t.end : t.children[c - 1];
     err = PMPI_Irecv(subtree + static_cast<std::size_t>(child - i) * block,
                      static_cast<int>(static_cast<std::size_t>(child_end - child) * block), MPI_BYTE, rank_of(child),
                      tag_, comm_, &receives[c]);
   }
-  if ((err = wait_all(receives, err)) != MPI_SUCCESS || parent < 0) return err;
-  return send(own.data(), static_cast<int>(own.size()), parent);
+  if ((err = wait_all(receives, err)) != MPI_SUCCESS || t.parent < 0) return err;
+  return send(own.data(), static_cast<int>(own.size()), t.parent);
 }
 
-// Bruck's dissemination: member i holds its own block and the next members' (cyclically,
-// in `held`, block j being member i + j's); each round it sends the blocks it holds to
-// member i - d and gets as many from member i + d (d: the blocks held so far), so every
-// member has every block after ceil(log2 n) rounds of one message each way. A gather
-// and a broadcast along the tree take twice as many rounds, and on a grid each round
-// that crosses sites costs a wide-area latency (64 leaders on 16 sites: 4 of the 6
-// rounds here, 8 of the 12 there).
 int Members::allgather(const void* mine, int bytes, void* out) const {
   if (whole_) return allgather_politely(mine, bytes, MPI_BYTE, out, comm_);
-  const int n = size(), i = index_;
-  const std::size_t block = static_cast<std::size_t>(std::max(bytes, 0));
-  std::vector<char> held(static_cast<std::size_t>(n) * block);
-  if (block > 0) std::memcpy(held.data(), mine, block);
-  for (int have = 1; have < n;) {
-    const int count = std::min(have, n - have);  // blocks each way this round
-    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    int err = PMPI_Irecv(held.data() + have * block, static_cast<int>(count * block), MPI_BYTE,
-                         rank_of((i + have) % n), tag_, comm_, &r[0]);
-    if (err == MPI_SUCCESS)
-      err = PMPI_Isend(held.data(), static_cast<int>(count * block), MPI_BYTE, rank_of((i - have + n) % n), tag_,
-                       comm_, &r[1]);
-    std::vector<MPI_Request> both(r, r + 2);
-    if ((err = wait_all(both, err)) != MPI_SUCCESS) return err;
-    have += count;
-  }
-  char* all = static_cast<char*>(out);
-  for (int j = 0; j < n && block > 0; ++j)
-    std::memcpy(all + static_cast<std::size_t>((i + j) % n) * block, held.data() + j * block, block);
-  return MPI_SUCCESS;
+  const int err = gather(mine, bytes, out);
+  return err != MPI_SUCCESS ? err : bcast(out, size() * bytes);
 }
 
 int Members::barrier() const {
   if (whole_) return barrier_politely(comm_);
-  // The allgather's rounds with empty messages: a member leaves once every member's
-  // round-0 message has reached it through the others (as a dissemination barrier).
-  return allgather(nullptr, 0, nullptr);
+  // Up the tree with empty messages, then down: no member leaves before every one came.
+  const int err = gather(nullptr, 0, nullptr);
+  return err != MPI_SUCCESS ? err : bcast(nullptr, 0);
 }
 
 }  // namespace canopy::shim

@@ -18,10 +18,9 @@
 //    non-overtaking rule), so one tag serves every collective. The probe's own receives
 //    with MPI_ANY_TAG (echo(): from one peer, until that peer's stop) cannot take a
 //    members' message: the peer sends its stop before any later collective's message.
-//  * allgather (and barrier, its empty version) is Bruck's dissemination: ceil(log2 n)
-//    rounds for any n, half the rounds of a gather to member 0 and a broadcast, which a
-//    grid pays in wide-area latencies (members.cpp); each member's memory is the result
-//    it gets anyway. The probe's allgathers are a few doubles per node.
+//  * allgather is the gather and then a broadcast of the whole (and barrier their empty
+//    version): 2 log8(n) levels, fewer than a dissemination's log2(n) rounds, for any n;
+//    each member's memory is the result it gets anyway.
 //  * Sends and receives are nonblocking and waited for politely (wait_politely), like
 //    the rest of the probe: on an oversubscribed node MPICH's blocking calls busy-poll.
 #pragma once
