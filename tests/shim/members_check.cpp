@@ -40,28 +40,20 @@ void check_members(const canopy::shim::Members& m, int c, const std::string& nam
         break;
       }
   }
-  // Gather: member j's block at j, on member 0.
-  for (int len : {0, 1, 3, 300}) {
-    std::vector<int> mine(static_cast<std::size_t>(len)), all(static_cast<std::size_t>(len) * n, -1);
-    for (int k = 0; k < len; ++k) mine[k] = value(c, i, k);
-    check(m.gather(mine.data(), len * static_cast<int>(sizeof(int)), all.data()) == MPI_SUCCESS,
-          name + ": gather's status");
-    bool ok = true;
-    for (int j = 0; j < n && i == 0; ++j)
-      for (int k = 0; k < len; ++k) ok = ok && all[static_cast<std::size_t>(j) * len + k] == value(c, j, k);
-    check(ok, name + ": gather of " + std::to_string(len) + " ints at member 0");
-  }
-  // Allgather: member j's block at j.
-  for (int len : {0, 1, 3, 300}) {
-    std::vector<int> mine(static_cast<std::size_t>(len)), all(static_cast<std::size_t>(len) * n, -1);
-    for (int k = 0; k < len; ++k) mine[k] = value(c, i, k);
-    check(m.allgather(mine.data(), len * static_cast<int>(sizeof(int)), all.data()) == MPI_SUCCESS,
-          name + ": allgather's status");
-    bool ok = true;
-    for (int j = 0; j < n; ++j)
-      for (int k = 0; k < len; ++k) ok = ok && all[static_cast<std::size_t>(j) * len + k] == value(c, j, k);
-    check(ok, name + ": allgather of " + std::to_string(len) + " ints, member " + std::to_string(i));
-  }
+  // Gather and allgather: member j's block at j, on member 0 or on every member.
+  for (const bool to_all : {false, true})
+    for (int len : {0, 1, 3, 300}) {
+      const std::string what = std::string(to_all ? "allgather" : "gather") + " of " + std::to_string(len) + " ints";
+      std::vector<int> mine(static_cast<std::size_t>(len)), all(static_cast<std::size_t>(len) * n, -1);
+      for (int k = 0; k < len; ++k) mine[k] = value(c, i, k);
+      const int bytes = len * static_cast<int>(sizeof(int));
+      const int err = to_all ? m.allgather(mine.data(), bytes, all.data()) : m.gather(mine.data(), bytes, all.data());
+      check(err == MPI_SUCCESS, name + ": " + what + ", its status");
+      bool ok = true;
+      for (int j = 0; j < n && (to_all || i == 0); ++j)
+        for (int k = 0; k < len; ++k) ok = ok && all[static_cast<std::size_t>(j) * len + k] == value(c, j, k);
+      check(ok, name + ": " + what + ", member " + std::to_string(i));
+    }
   check(m.barrier() == MPI_SUCCESS, name + ": barrier's status");
 }
 
