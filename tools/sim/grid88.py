@@ -10,9 +10,9 @@ messages to other sites share it (a variant, to see what a shared site uplink ch
 
 Every figure's source is written into the XML's comment; docs/simulation.md has the runs.
 """
+import argparse
 import json
 import os
-import sys
 
 # Table 4 of 004: the 6 clusters Lowekamp's algorithm found (rho = 30%), in the table's order.
 CLUSTERS = [  # (id, machines, site, host name prefix)
@@ -156,7 +156,16 @@ def topology():
 
 
 def main():
-    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "platforms")
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "platforms")
+    parser = argparse.ArgumentParser(
+        description="Writes grid88.xml, grid88-uplinks.xml (SimGrid platforms) and grid88-topology.json "
+        "(CANOPY_TOPOLOGY) for the 88-machine GRID5000 experiment of paper 004, Section 7, Table 4; "
+        "every figure's source is in the XML's comment, the runs in docs/simulation.md.")
+    parser.add_argument("outdir", nargs="?", default=here,
+                        help="an existing folder to write the three files into (default: %(default)s)")
+    outdir = parser.parse_args().outdir
+    if not os.path.isdir(outdir):
+        parser.error("OUTDIR '%s' is not an existing folder" % outdir)
     with open(os.path.join(outdir, "grid88.xml"), "w") as f:
         f.write(xml())
     with open(os.path.join(outdir, "grid88-uplinks.xml"), "w") as f:
