@@ -109,7 +109,21 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
       out = {sim.makespan, true};
       return true;
     }
-    if (a.price) return true;  // the estimate
+    if (a.price) {  // the estimate
+      // Over a topology a flat algorithm's estimate is priced as if every message took
+      // the slowest link (topology.h, slowest_link): its price function knows one model,
+      // and the one inside a node made wide-area schedules look fastest by far.
+      if (q.topology && !a.topology_aware) {
+        Problem flat = q;
+        flat.model = slowest_link(*q.topology, q.model, q.bytes());
+        flat.topology.reset();
+        const double bound = out.lower_bound;
+        out = a.price(flat);
+        out.exact = false;
+        out.lower_bound = bound;
+      }
+      return true;
+    }
     why = std::string(a.name) + ": no formula prices it and its schedule (about " +
           std::to_string(estimated_whole_steps(a, q)) + " steps) is too large to simulate";
     return false;

@@ -235,4 +235,25 @@ const CostModel& Network::link(int from, int to) const {
   return topology_->link(topology_->cluster[from], topology_->cluster[to]);
 }
 
+CostModel slowest_link(const Topology& t, const CostModel& inside, std::int64_t bytes) {
+  const double b = static_cast<double>(std::max<std::int64_t>(bytes, 1));
+  double alpha = inside.alpha, per_byte = (inside.transfer(bytes) - inside.alpha) / b;
+  const auto take = [&](const CostModel& link) {
+    alpha = std::max(alpha, link.alpha);
+    per_byte = std::max(per_byte, (link.transfer(bytes) - link.alpha) / b);
+  };
+  for (const CostModel& link : t.links) take(link);
+  if (t.package_link) take(*t.package_link);
+  double slowest = 1;
+  for (double s : t.slowdown) slowest = std::max(slowest, s);
+  CostModel m = inside;
+  if (!m.gap.empty()) {
+    m.gap.clear();
+    m.kind = "hockney";
+  }
+  m.alpha = alpha * slowest;
+  m.beta = per_byte * slowest;
+  return m;
+}
+
 }  // namespace canopy::planner

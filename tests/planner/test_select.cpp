@@ -1,6 +1,9 @@
 // Selection: from a problem and a request to a validated, priced schedule.
 #include <catch2/catch.hpp>
 
+#include <iomanip>
+#include <sstream>
+
 #include "planner/cost_model.h"
 #include "planner/registry.h"
 #include "planner/segments.h"
@@ -479,4 +482,51 @@ TEST_CASE("Select: bounding never changes the first kBoundedPlaces of an allredu
   CHECK(problems > 100);
   CHECK(bounds_checked > 100);
   CHECK(spared > 50);  // bounding spared simulations
+}
+
+TEST_CASE("Select: over a grid, a flat algorithm's estimate is priced as if every message took the slowest link",
+          "[select]") {
+  // 256 ranks: 16 sites of 4 nodes of 4 ranks, 25 us inside a site, 1-15 ms and 56-336
+  // Mbit/s between sites (a grid as tools/sim/gridgen.py draws them, figures spread
+  // evenly instead of drawn). A 1 MiB broadcast from rank 0.
+  constexpr int kSites = 16, kRanks = 256;
+  nlohmann::json grid;
+  for (int r = 0; r < kRanks; ++r) {
+    grid["ranks"].push_back("s" + std::to_string(r / (kRanks / kSites)));
+    grid["nodes"].push_back("n" + std::to_string(r / 4));
+  }
+  double slowest_alpha = 0, slowest_beta = 0;
+  for (int a = 0; a < kSites; ++a) {
+    grid["links"]["s" + std::to_string(a)] = "hockney:alpha=25e-6,beta=8e-9";
+    for (int b = a + 1; b < kSites; ++b) {
+      const double f = static_cast<double>((a * kSites + b) % 17) / 16;  // 0 .. 1
+      const double alpha = 1e-3 + 14e-3 * f, beta = 8.0 / (56e6 + 280e6 * (1 - f));
+      slowest_alpha = std::max(slowest_alpha, alpha);
+      slowest_beta = std::max(slowest_beta, beta);
+      std::ostringstream spec;
+      spec << std::setprecision(17) << "hockney:alpha=" << alpha << ",beta=" << beta;
+      grid["links"]["s" + std::to_string(a) + "-s" + std::to_string(b)] = spec.str();
+    }
+  }
+  Problem problem = make_problem(Collective::Bcast, kRanks, 0, 1 << 20, 1, true, 0, default_model());
+  problem.topology = std::make_shared<const Topology>(topology_from_json(grid).topology);
+  const CostModel worst = slowest_link(*problem.topology, problem.model, problem.bytes());
+  CHECK(worst.alpha == Approx(slowest_alpha).epsilon(1e-5));
+  CHECK(worst.beta == Approx(slowest_beta).epsilon(1e-5));
+  CHECK(worst.gamma == problem.model.gamma);  // reductions follow the model inside a node
+
+  std::vector<Choice> ranked = rank_choices(problem, Request{});
+  REQUIRE(!ranked.empty());
+  REQUIRE(ranked.front().exact);
+  const auto estimate = std::find_if(ranked.begin(), ranked.end(), [](const Choice& c) { return !c.exact; });
+  REQUIRE(estimate != ranked.end());
+  INFO(estimate->algorithm << " estimated at " << estimate->predicted << " s; the best exact price "
+                           << ranked.front().algorithm << " " << ranked.front().predicted << " s");
+  // Every rank outside site 0 gets the whole megabyte across some wide-area link: no
+  // flat schedule does it faster than the fastest link takes a 64th of it (the 16
+  // sites' 15 links out of site 0, at most 4 nodes each sending at once).
+  CHECK(estimate->predicted > 1e-3 + (1 << 20) / 64.0 * (8.0 / 336e6));
+  // So auto does not trial it as the fastest by far (it did: scatter-allgather at 1024
+  // ranks, estimated at 4.3 ms, ran 7.4 s a call).
+  CHECK(bring_estimate_forward(ranked, 2) == 0);
 }
