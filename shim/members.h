@@ -9,7 +9,7 @@
 // the members' collectives are point-to-point messages on the parent communicator under
 // a tag of their own: a broadcast and a gather along a tree of radix 8 rooted at
 // member 0 (log8(members) levels: a level costs a latency, a wide-area one on a grid; see
-// members.cpp), an allgather by dissemination; a whole communicator keeps the MPI's own
+// members.cpp), an allgather as the two in turn; a whole communicator keeps the MPI's own
 // collectives (politely: shim/executor.h).
 //
 // Decisions:
