@@ -30,15 +30,11 @@ using Pair = std::pair<int, int>;  // two ranks of a communicator: the first pin
 
 constexpr int kSmall = 8;    // bytes: the latency probe of every link
 constexpr int kRepeats = 5;  // measured round trips per pair and size, at most
-// Nodes measured pairwise at MPI_Init: 120 pairs, under 6 s even on links where each
-// takes its 50 ms (see below), about 0.1 s on a fast network. More are measured against
-// representatives (measure_by_representatives).
+// Nodes measured pairwise at MPI_Init (measure_near_groups): up to 16, 120 pairs. More
+// are measured against representatives (measure_by_representatives).
 constexpr int kMaxProbedNodes = 16;
-// A pair stops repeating once its round trips took this long (at least one measured
-// after the warm-up). So the distance matrix of N nodes costs at most about
-// N(N-1)/2 x max(50 ms, 2 probe round trips): a second for 6 nodes on slow links, far
-// less on a fast network (6 round trips per pair); the link probes add C(C-1)/2 + C
-// pairs of 8-byte round trips.
+// A pair stops repeating a size once its round trips took this long (at least one
+// measured after the warm-up): a pair costs about max(50 ms, 2 round trips) a size.
 constexpr double kPairSeconds = 0.05;
 constexpr int kTagPing = 1, kTagStop = 2;
 
@@ -318,6 +314,96 @@ std::vector<std::vector<double>> measure_by_representatives(const Members& membe
   return d;
 }
 
+// The groups of near nodes' collectives, and their times sent to member 0.
+constexpr int kTagNear = 7, kTagNearTimes = 8;
+
+// Up to kMaxProbedNodes nodes (the members), every pair: first its 8-byte one-way time,
+// all pairs at once in probe_order's rounds (`small`, on member 0); then the groups of
+// near nodes (`group`, on every member: a node's group is its group's first node),
+// joined by pairs under kNearSeconds (a wide-area link is a millisecond or more); then,
+// inside each group, every pair at the probe's size one at a time, a barrier among the
+// group's nodes between two pairs, the groups at once (`distance`, on member 0, 0
+// between groups). Why so:
+// - One pair after another, a barrier among all nodes between them, the probe cost
+//   N(N-1)/2 pair times and as many barriers across the wide area: 16 simulated sites of
+//   one node, 1-15 ms apart, took 23.3 s.
+// - All at once, two pairs of a round may cross the same link (two nodes of a site each
+//   probing a node of another site): the probe measured up to twice a lone one's time,
+//   and the split of unequal clusters cut a generated grid's 4 sites of 3 nodes into 6
+//   clusters. An 8-byte time hardly moves when it shares a link, so the wide area is
+//   measured at 8 bytes, and the probe's size (what tells apart the test bed's sites,
+//   which differ in bandwidth alone) runs alone inside each group, as before, where the
+//   barrier is a near node's latency.
+void measure_near_groups(const Members& leaders, int probe, std::vector<std::vector<double>>& distance,
+                         std::vector<std::vector<double>>& small, std::vector<int>& group) {
+  const int rank = leaders.index(), N = leaders.size();
+  std::vector<Pair> pairs, in_rounds;
+  for (int i = 0; i < N; ++i)
+    for (int j = i + 1; j < N; ++j) pairs.emplace_back(i, j);
+  for (int k : planner::probe_order(pairs)) in_rounds.push_back(pairs[static_cast<std::size_t>(k)]);
+  const std::vector<double> latency = measure_pairs(leaders, in_rounds, {kSmall}, true);
+  small.assign(rank == 0 ? N : 0, std::vector<double>(N, 0.0));
+  distance = small;
+  group.assign(static_cast<std::size_t>(N), 0);
+  for (int n = 0; n < N; ++n) group[n] = n;
+  if (rank == 0) {
+    for (std::size_t k = 0; k < in_rounds.size(); ++k)
+      small[in_rounds[k].first][in_rounds[k].second] = small[in_rounds[k].second][in_rounds[k].first] = latency[k];
+    // Connected components: each node takes the smallest label of a near neighbour.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int x = 0; x < N; ++x)
+        for (int y = 0; y < N; ++y)
+          if (x != y && small[x][y] < kNearSeconds && group[x] < group[y]) {
+            group[y] = group[x];
+            changed = true;
+          }
+    }
+  }
+  leaders.bcast(group.data(), N * static_cast<int>(sizeof(int)));
+  std::map<int, std::vector<int>> groups;  // first node -> its nodes, in order
+  for (int n = 0; n < N; ++n) groups[group[n]].push_back(n);
+  const auto pairs_of = [](int n) {
+    std::vector<Pair> inside;
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j) inside.emplace_back(i, j);
+    return inside;
+  };
+  const std::vector<int>& mine = groups[group[rank]];
+  std::vector<double> times;
+  if (mine.size() >= 2) {
+    std::vector<int> ranks;
+    for (int n : mine) ranks.push_back(leaders.rank_of(n));
+    const Members near(leaders.comm(), ranks, kTagNear);
+    times = measure_pairs(near, pairs_of(static_cast<int>(mine.size())), {probe});
+    if (near.index() == 0 && rank != 0) {
+      MPI_Request r = MPI_REQUEST_NULL;
+      PMPI_Isend(times.data(), static_cast<int>(times.size()), MPI_DOUBLE, leaders.rank_of(0), kTagNearTimes,
+                 leaders.comm(), &r);
+      wait(r);
+    }
+  }
+  if (rank != 0) return;
+  std::map<int, std::vector<double>> received{{0, times}};
+  std::vector<MPI_Request> requests;
+  for (auto& [first, nodes] : groups) {
+    if (first == 0 || nodes.size() < 2) continue;
+    std::vector<double>& into = received[first];
+    into.resize(nodes.size() * (nodes.size() - 1) / 2);
+    requests.push_back(MPI_REQUEST_NULL);
+    PMPI_Irecv(into.data(), static_cast<int>(into.size()), MPI_DOUBLE, leaders.rank_of(first), kTagNearTimes,
+               leaders.comm(), &requests.back());
+  }
+  for (MPI_Request& r : requests) wait(r);
+  for (const auto& [first, nodes] : groups) {
+    const std::vector<Pair> inside = pairs_of(static_cast<int>(nodes.size()));
+    for (std::size_t k = 0; k < inside.size(); ++k) {
+      const int x = nodes[inside[k].first], y = nodes[inside[k].second];
+      distance[x][y] = distance[y][x] = received[first][k];
+    }
+  }
+}
+
 // The node of every rank of `comm` (a duplicate of MPI_COMM_WORLD), numbered in order
 // of first rank, from every rank's node leader (gathered to all).
 std::vector<int> node_of_ranks(MPI_Comm comm, int leader) {
@@ -490,30 +576,34 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   // point-to-point among them on `comm` (no communicator to make: shim/members.h).
   const Members leaders = N == static_cast<int>(node.size()) ? Members::whole(comm) : Members(comm, first, kTagLeaders);
   rank = leaders.index();  // rank 0 of `comm` leads node 0: member 0
-  // Every pair of nodes, one after the other, is N(N-1)/2 probes: up to
-  // kMaxProbedNodes nodes they are measured at the probe's size. Beyond, each node's
-  // 8-byte latency to a few representatives (measure_by_representatives), where
-  // Lowekamp's algorithm takes the pairs not measured as missing links.
+  // Up to kMaxProbedNodes nodes every pair is measured, at 8 bytes and at the probe's
+  // size; beyond, each node's 8-byte latency to a few representatives
+  // (measure_by_representatives), where Lowekamp's algorithm takes the pairs not
+  // measured as missing links.
   const bool pairwise = N <= kMaxProbedNodes;
-  std::vector<Pair> pairs;
-  if (pairwise)
-    for (int i = 0; i < N; ++i)
-      for (int j = i + 1; j < N; ++j) pairs.emplace_back(i, j);
   const int probe = static_cast<int>(s.probe_bytes);
-  std::vector<std::vector<double>> distance;
+  // What Lowekamp's algorithm clusters (`distance`, 0 where not measured), what
+  // split_unequal_clusters compares (`unequal`), the 8-byte one-way times where
+  // measured (`small`: the links' latency), all on member 0; and each node's group of
+  // near nodes (pairwise only; else one group each).
+  std::vector<std::vector<double>> distance, unequal, small;
+  std::vector<int> group(static_cast<std::size_t>(N));
+  for (int n = 0; n < N; ++n) group[n] = n;
   if (pairwise) {
-    const std::vector<double> probe_times = measure_pairs(leaders, pairs, {probe});
-    distance.assign(rank == 0 ? N : 0, std::vector<double>(N, 0.0));
-    for (std::size_t k = 0; rank == 0 && k < pairs.size(); ++k)
-      distance[pairs[k].first][pairs[k].second] = distance[pairs[k].second][pairs[k].first] = probe_times[k];
+    measure_near_groups(leaders, probe, distance, small, group);
+    unequal = distance;
+    for (int x = 0; rank == 0 && x < N; ++x)
+      for (int y = 0; y < N; ++y)
+        if (group[x] != group[y]) unequal[x][y] = small[x][y];
   } else {
     distance = measure_by_representatives(leaders, s.rho, detail);
+    unequal = small = distance;
   }
   std::vector<int> cluster;
   if (rank == 0) {
     try {
       cluster = renumbered(planner::lowekamp_clusters(distance, s.rho));
-      const std::vector<int> split = planner::split_unequal_clusters(distance, cluster, s.rho);
+      const std::vector<int> split = planner::split_unequal_clusters(unequal, cluster, s.rho);
       const int before = *std::max_element(cluster.begin(), cluster.end()) + 1;
       const int after = *std::max_element(split.begin(), split.end()) + 1;
       if (after != before)
@@ -532,32 +622,30 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   leaders.bcast(cluster.data(), N * static_cast<int>(sizeof(int)));
   const int C = *std::max_element(cluster.begin(), cluster.end()) + 1;
   // 004 section 4.1.3: one sample per cluster (two of its nodes) and per pair of
-  // clusters, links taken as symmetric: C(C-1)/2 + C at most. Pairwise, between the
-  // clusters' first nodes, one at a time, at 8 bytes (the probe's time is in the
-  // matrix). With representatives the matrix holds 8-byte times between each node
-  // and the representatives: the 8-byte time of a link is a representative's, and the
-  // probe's size is measured between nodes spread over the clusters' members
-  // (cluster a's (b mod its size)-th with b's (a mod its size)-th), all at once, so
-  // that a cluster of many nodes does not measure its C links one after another.
+  // clusters, links taken as symmetric: C(C-1)/2 + C at most, at the probe's size (the
+  // 8-byte time of a link is one of `small`'s). Pairwise, between the clusters' first
+  // nodes: those of a group of near nodes were measured there one at a time, the
+  // others are measured now, all at once in probe_order's rounds, so a round holds one
+  // pair of a cluster's and no two of its pairs share a link between sites. With
+  // representatives, all at once between nodes spread over the clusters' members
+  // (cluster a's (b mod its size)-th with b's (a mod its size)-th), so that a cluster of
+  // many nodes does not measure its C links one after another (16 clusters of 4 nodes
+  // took 8 pair times as written, 5 in rounds).
   std::vector<std::vector<int>> members(C);
   for (int n = 0; n < N; ++n) members[cluster[n]].push_back(n);
   const auto spread = [&](int c, int other) { return members[c][other % members[c].size()]; };
-  std::vector<Pair> links;
+  std::vector<Pair> links, known, to_measure;
   for (int c = 0; c < C; ++c)
     if (members[c].size() >= 2) links.emplace_back(members[c][0], members[c][1]);
   for (int a = 0; a < C; ++a)
     for (int b = a + 1; b < C; ++b)
       links.emplace_back(pairwise ? Pair(members[a][0], members[b][0]) : Pair(spread(a, b), spread(b, a)));
-  // All at once, the pairs go round after round, no node in two pairs of a round
-  // (planner::probe_order: 16 clusters of 4 nodes took 8 pair times as written, 5 so).
-  if (!pairwise) {
-    std::vector<Pair> in_rounds;
-    for (int k : planner::probe_order(links)) in_rounds.push_back(links[static_cast<std::size_t>(k)]);
-    links = std::move(in_rounds);
-  }
+  for (const Pair& l : links) (pairwise && group[l.first] == group[l.second] ? known : to_measure).push_back(l);
+  links = known;
+  for (int k : planner::probe_order(to_measure)) links.push_back(to_measure[static_cast<std::size_t>(k)]);
   const double links_start = PMPI_Wtime();
   const std::vector<double> link_times =
-      pairwise ? measure_pairs(leaders, links, {kSmall}) : measure_pairs(leaders, links, {probe}, true);
+      measure_pairs(leaders, std::vector<Pair>(links.begin() + known.size(), links.end()), {probe}, true);
   const double links_seconds = PMPI_Wtime() - links_start;
   if (rank != 0) return;
 
@@ -567,24 +655,27 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   // A cluster of one node never carries a message between two of its nodes; its own
   // link keeps the base model.
   t.links.assign(static_cast<std::size_t>(C) * C, base);
-  // A representative's 8-byte time to a cluster (every node measured it).
-  const auto small_between = [&](int a, int b) {
-    for (int x : members[a])
-      for (int y : members[b])
-        if (x != y && distance[x][y] > 0) return distance[x][y];
+  // A link's 8-byte time: its own pair's where measured (pairwise, every pair), else a
+  // representative's to the other cluster (every node measured it).
+  const auto small_between = [&](int x, int y) {
+    if (small[x][y] > 0) return small[x][y];
+    for (int u : members[cluster[x]])
+      for (int v : members[cluster[y]])
+        if (u != v && small[u][v] > 0) return small[u][v];
     return 0.0;
   };
   for (std::size_t k = 0; k < links.size(); ++k) {
     const auto [x, y] = links[k];
-    const planner::CostModel m =
-        pairwise ? link_model(link_times[k], distance[x][y], probe, base)
-                 : link_model(small_between(cluster[x], cluster[y]), link_times[k], probe, base);
+    const double large = k < known.size() ? distance[x][y] : link_times[k - known.size()];
+    const planner::CostModel m = link_model(small_between(x, y), large, probe, base);
     t.links[cluster[x] * C + cluster[y]] = t.links[cluster[y] * C + cluster[x]] = m;
   }
-  if (pairwise) detail += "one-way times between nodes (ms, " + std::to_string(probe) + " B): " + matrix_text(distance);
-  else
-    detail += std::to_string(C) + " clusters, their " + std::to_string(links.size()) + " links probed in " +
-              milliseconds(links_seconds) + " ms";
+  if (pairwise)
+    detail += "one-way times between nodes (ms; " + std::to_string(probe) + " B inside a group of near nodes, " +
+              std::to_string(kSmall) + " B between groups): " + matrix_text(unequal);
+  if (links.size() > known.size())
+    detail += std::string(pairwise ? "; " : "") + std::to_string(links.size() - known.size()) +
+              " links probed in " + milliseconds(links_seconds) + " ms";
 }
 
 // CANOPY_TOPOLOGY=FILE: rank 0 reads the file; the links it leaves out are measured
