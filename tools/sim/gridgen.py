@@ -13,8 +13,14 @@ usage: tools/sim/gridgen.py --sites S --nodes N [--cores C] [--seed K] [--out FI
   --out FILE   where to write (default tools/sim/platforms/grid-S-N-C.xml)
 
 Inside a site (not in Table 3, which gives only T, a whole cluster's broadcast time):
-hosts on 1 Gbit/s links of 12.5 us to the site's router, so two hosts of a site are
-25 us apart, as 004's Table 4 measured 27.5-47.9 us inside GRID5000's clusters. Between
+hosts on 1 Gbit/s links of 12.5 us to the site's router, both directions separate
+(SPLITDUPLEX: a full-duplex NIC), so two hosts of a site are 25 us apart, as 004's
+Table 4 measured 27.5-47.9 us inside GRID5000's clusters. Inside a host (SimGrid's
+loopback, as tools/sim/platforms/cluster-edr.xml and from the same source: this
+project's 2-rank shared-memory figures) 12 GB/s and 0.3 us. Without a loopback SimGrid
+sends a host's ranks' messages to one another through the host's link and back, so 16
+cores talked at 1 Gbit/s through one shared link (the first 1024-rank runs, 2026-12-05:
+a broadcast's ranks of one host measured 3x its prediction). Between
 sites i and j a link of its own, both directions separate (SPLITDUPLEX), of latency
 L_ij - 25 us (host to host: exactly L_ij) and bandwidth 4 MB x 8 / g_ij (56-336 Mbit/s).
 Every drawn figure is written into the XML beside its link.
@@ -57,7 +63,8 @@ def main():
              '  <zone id="grid" routing="Full">']
     for s in range(a.sites):
         lines.append('    <cluster id="s%d" prefix="s%d-" radical="0-%d" suffix="" speed="1Gf" core="%d" '
-                     'bw="1Gbps" lat="%gus" router_id="s%d-router"/>' % (s, s, a.nodes - 1, a.cores, INSIDE_US / 2, s))
+                     'bw="1Gbps" lat="%gus" sharing_policy="SPLITDUPLEX" loopback_bw="12GBps" loopback_lat="0.3us" '
+                     'router_id="s%d-router"/>' % (s, s, a.nodes - 1, a.cores, INSIDE_US / 2, s))
     pairs = [(i, j) for i in range(a.sites) for j in range(i + 1, a.sites)]
     for i, j in pairs:
         lat_ms = rng.uniform(1.0, 15.0)
