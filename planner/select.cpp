@@ -101,12 +101,17 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
       }
     }
     if (simulation_affordable(a, q)) {
-      const Simulation sim = simulate(a.plan(q), q.model, q.topology.get());
+      const Schedule schedule = a.plan(q);
+      const Simulation sim = simulate(schedule, q.model, q.topology.get());
       if (!sim.ok) {
         why = std::string(a.name) + ": " + sim.error;
         return false;
       }
       out = {sim.makespan, true};
+      // A flat algorithm's messages between clusters share their links (topology.h,
+      // busiest_link), which the simulator does not see; a topology-aware one sends
+      // what it sends across one message at a time on each link.
+      if (q.topology && !a.topology_aware) out.makespan = std::max(out.makespan, busiest_link(schedule, *q.topology));
       return true;
     }
     if (a.price) {  // the estimate

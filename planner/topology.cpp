@@ -256,4 +256,19 @@ CostModel slowest_link(const Topology& t, const CostModel& inside, std::int64_t 
   return m;
 }
 
+double busiest_link(const Schedule& s, const Topology& t) {
+  if (t.clusters < 2 || s.is_view()) return 0;
+  std::vector<std::int64_t> through(static_cast<std::size_t>(t.clusters) * t.clusters, 0);
+  for (int r = 0; r < s.nranks; ++r)
+    for (const Step& st : s.steps_of(r))
+      if (st.kind == StepKind::Send && t.cluster[r] != t.cluster[st.peer])
+        through[static_cast<std::size_t>(t.cluster[r]) * t.clusters + t.cluster[st.peer]] += s.span_bytes(st);
+  double busiest = 0;
+  for (int a = 0; a < t.clusters; ++a)
+    for (int b = 0; b < t.clusters; ++b)
+      if (const std::int64_t bytes = through[static_cast<std::size_t>(a) * t.clusters + b]; bytes > 0)
+        busiest = std::max(busiest, t.link(a, b).transfer(bytes));
+  return busiest;
+}
+
 }  // namespace canopy::planner

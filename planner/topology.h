@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "planner/cost_model.h"
+#include "planner/schedule.h"
 
 namespace canopy::planner {
 
@@ -63,6 +64,20 @@ struct Topology {
 // broadcast by scatter-allgather over 1024 simulated ranks on 16 sites (56-336 Mbit/s
 // between them) was estimated at 4.3 ms, trialled as the fastest by far, and took 7.4 s.
 CostModel slowest_link(const Topology& t, const CostModel& inside, std::int64_t bytes);
+
+// The least time in which the links between `t`'s clusters carry what whole schedule
+// `s` sends over them: for every ordered pair of clusters, its link's time for all the
+// bytes of `s`'s sends from one to the other as one message (one latency, then every
+// byte), the largest of these; 0 with one cluster. A bound of the network whatever the
+// order of the messages, where the simulator gives every message between two clusters
+// the link to itself (each rank has its ports, a link has none). What a flat
+// algorithm's simulated price is raised to over several clusters (select.cpp,
+// price_candidate): over 256 ranks on 16 sites of one 16-rank node each, 56-336 Mbit/s
+// between sites, greedy-segmented's 1 MiB reduce simulated at 147 ms where its busiest
+// link carries 693 ms of bytes (tests/planner/test_select.cpp); on a grid of that shape
+// under SMPI (tools/sim/gridgen.py --sites 16 --nodes 1) rabenseifner's, simulated at
+// 91 ms (bound 140), took 216 ms on average, 344 on the slowest rank.
+double busiest_link(const Schedule& s, const Topology& t);
 
 // Checks sizes and numbering (throws PlanError naming what is wrong): node and
 // cluster have one entry per rank, are numbered in order of first appearance, every
