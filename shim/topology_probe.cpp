@@ -576,10 +576,10 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   // point-to-point among them on `comm` (no communicator to make: shim/members.h).
   const Members leaders = N == static_cast<int>(node.size()) ? Members::whole(comm) : Members(comm, first, kTagLeaders);
   rank = leaders.index();  // rank 0 of `comm` leads node 0: member 0
-  // Up to kMaxProbedNodes nodes every pair is measured, at 8 bytes and at the probe's
-  // size; beyond, each node's 8-byte latency to a few representatives
-  // (measure_by_representatives), where Lowekamp's algorithm takes the pairs not
-  // measured as missing links.
+  // Up to kMaxProbedNodes nodes every pair is measured at 8 bytes, and at the probe's
+  // size inside groups of near nodes (measure_near_groups); beyond, each node's 8-byte
+  // latency to a few representatives (measure_by_representatives). Lowekamp's
+  // algorithm takes the pairs not measured as missing links.
   const bool pairwise = N <= kMaxProbedNodes;
   const int probe = static_cast<int>(s.probe_bytes);
   // What Lowekamp's algorithm clusters (`distance`, 0 where not measured), what
