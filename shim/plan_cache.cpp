@@ -430,7 +430,23 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // staged batches would outlast (2 ranks, 16 KiB allreduce: 13.6 us a call against 8.4
     // with two candidates).
     const bool cheap_ring_trial = cheap_class_through_ring && best_price < planner::kMidCallSeconds;
-    if (cheap_ring_trial) wanted = std::max(wanted, kCheapStagedCandidates);
+    // On an oversubscribed node the model misprices the ring's schedules most: it gives
+    // every rank a core of its own, where the node's ranks take turns on its cores. A
+    // schedule whose every rank waits for every other's part (shm-reduce-scatter-gather)
+    // waits there for each of them to be scheduled, twice a call; one whose ranks leave
+    // once their input is staged (shm-flat) lets them run calls ahead. So there the
+    // ring's schedules of a reduce are trialled whatever the model's ratio between them,
+    // as a cheap class's are. Decision: 8 ranks on 2 cores (MPICH 4.0.2), 8 KB calls,
+    // 300 from the first: shm-reduce-scatter-gather, priced 3.3 us, ran at 113-121 us
+    // a reduce, and shm-flat, priced 7.1 us (over kTrialPriceRatio times it: never
+    // trialled), runs at 46 us (native MPICH: 42 ms); with the trials, 83 us a call
+    // from the first, shm-flat chosen. Not broadcasts and allreduces: there the extra
+    // candidates (cma-bcast, shm-recursive-doubling) lost their trials at 2-10 times
+    // the model's choice, and the rows went from 19.6 to 34.4 us a bcast and from 123
+    // to 158 an allreduce.
+    const bool crowded_ring_trial =
+        tune && staging && rt.oversubscribed && key.collective == planner::Collective::Reduce;
+    if (cheap_ring_trial || crowded_ring_trial) wanted = std::max(wanted, kCheapStagedCandidates);
     std::vector<std::vector<std::vector<planner::Step>>> kept_steps;  // of the candidates kept, where built whole
     bool direct_tried = false;  // the best direct schedule is among the candidates
     for (const planner::Choice& pick : ranked) {
@@ -439,7 +455,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
       // best direct one, above).
       const planner::Algorithm* algorithm = planner::find_algorithm(problem.collective, pick.algorithm);
       const bool best_direct = tune && !direct_tried && algorithm && algorithm->direct;
-      const bool cheap_staged = cheap_ring_trial && algorithm && algorithm->staged;
+      const bool cheap_staged = (cheap_ring_trial || crowded_ring_trial) && algorithm && algorithm->staged;
       if (!made->candidates.empty() && !best_direct && !cheap_staged && pick.predicted > kTrialPriceRatio * best_price)
         continue;
       direct_tried = direct_tried || best_direct;

@@ -119,6 +119,18 @@ set_tests_properties("mpi preload: forced algorithm declines, Canopy's best runs
                      ENVIRONMENT "CANOPY_REDUCE_ALGO=greedy-segmented;CANOPYTEST_EXPECT_INTERCEPT=1"
                      LABELS "mpi;preload" TIMEOUT 120)
 
+# On an oversubscribed node auto trials the ring's reduce schedules whatever the model's
+# ratio between them (shim/plan_cache.cpp: crowded_ring_trial): 8 ranks, an 8 KB reduce,
+# shm-flat (priced over twice shm-reduce-scatter-gather, the model's best) made for the
+# trials. Skipped on a machine of 8 cores or more (no oversubscription).
+add_test(NAME "mpi preload: oversubscribed reduce trials the ring's schedules"
+         COMMAND ${expect} 1 1 "new schedule: reduce of 8192 B over 8 ranks, root 0: shm-flat" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 8 $<TARGET_FILE:canopy-bench>
+                 --from-first 8 --sizes 8192 --collectives reduce)
+set_tests_properties("mpi preload: oversubscribed reduce trials the ring's schedules" PROPERTIES
+                     ENVIRONMENT "CANOPY_LOG_LEVEL=info;EXPECT_SKIP_UNLESS=oversubscribed: native MPI does not compete"
+                     SKIP_RETURN_CODE 77 LABELS "mpi;preload" TIMEOUT 120)
+
 # CANOPY_CONFIG, CANOPY_REPORT and CANOPY_TIMING: log_calls on 3 ranks with a settings
 # file whose rule forces the 4000 B reduce to `chain` and whose setting sends
 # broadcasts to native MPI; the report (JSON, then text) and the timing lines of the
