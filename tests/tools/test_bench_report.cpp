@@ -205,6 +205,23 @@ TEST_CASE("bench report: the paired speedup is the median of each repeat's nativ
   CHECK(summary.find("every size >= 0.97x native: no: 1 of 1 sizes below") != std::string::npos);
 }
 
+TEST_CASE("bench report: native against itself is the median of each repeat's native over the next's, at most 1") {
+  // 10 -> 20 -> 30: each repeat's native over the next's, 0.5 and 0.667, the median 0.583.
+  const Row rising = only_row(aggregate(reduce_run({10, 20, 30}, {10, 20, 30})));
+  REQUIRE(rising.self());
+  CHECK(*rising.self() == Approx((0.5 + 2.0 / 3) / 2));
+  // The other way the ratios are over 1 (1.5, 2): the inverse of their median.
+  const Row falling = only_row(aggregate(reduce_run({30, 20, 10}, {1, 1, 1})));
+  CHECK(*falling.self() == Approx(1 / 1.75));
+  // Runs alike: 1, whatever canopy did.
+  CHECK(*only_row(aggregate(reduce_run({7, 7, 7}, {1, 2, 3}))).self() == Approx(1.0));
+  // One native repeat: nothing to compare it with.
+  CHECK_FALSE(only_row(aggregate(reduce_run({10}, {5, 6}))).self().has_value());
+  const std::string summary = format_summary(aggregate(reduce_run({10, 20, 30}, {11, 19, 31})));
+  CHECK(summary.find("native against itself (the median of each repeat's native/the next's, or its inverse): "
+                     "smallest 0.58\u00d7 at 4 KiB") != std::string::npos);
+}
+
 TEST_CASE("bench report: Canopy's algorithm has the most calls over roots and reports") {
   RunData run = reduce_run({50}, {12});
   SECTION("over roots: flat has the largest row, binomial the most calls") {

@@ -351,6 +351,12 @@ Table aggregate(const RunData& run, const std::string& dir) {
       for (const auto& [repeat, times] : it->second)
         if (times.first > 0 && times.second > 0) ratios.push_back(times.first / times.second);
       row.paired_speedup = median(ratios);
+      std::vector<double> natives;  // by repeat (a std::map: in order)
+      for (const auto& [repeat, times] : it->second)
+        if (times.first > 0) natives.push_back(times.first);
+      std::vector<double> steps;
+      for (std::size_t i = 0; i + 1 < natives.size(); ++i) steps.push_back(natives[i] / natives[i + 1]);
+      if (const auto m = median(steps)) row.native_self = std::min(*m, 1 / *m);
     }
     if (row.collective == kReduce)
       if (const auto it = reference.find(row.bytes); it != reference.end()) {
@@ -546,6 +552,10 @@ std::string format_summary(const Table& table) {
       out += "    paired (the median of each repeat's native/canopy): smallest " + at(*low, format_ratio) +
              ", largest " + at(*high, format_ratio) + "; " + bound(&Row::paired) + "\n";
     }
+    // This machine's noise between runs, on the same scale (Row::native_self).
+    if (const auto low = extreme(&Row::self, false))
+      out += "    native against itself (the median of each repeat's native/the next's, or its inverse): smallest " +
+             at(*low, format_ratio) + "\n";
     std::vector<double> errors;
     for (const Row& row : table.rows)
       if (row.collective == collective)

@@ -101,10 +101,16 @@ struct Row {
   // repeat that has both. Where the machine's speed drifts between runs, a ratio of
   // medians can pair a quick native run with a slow canopy run; paired ratios cannot.
   std::optional<double> paired_speedup;
+  // Native against itself: the median over repeats of each repeat's native over the
+  // next repeat's, or its inverse where that is smaller (so at most 1); nullopt with
+  // fewer than two native repeats. How far a row moves when nothing changes but the
+  // run: a speedup that far under 1 can be the machine's noise alone.
+  std::optional<double> native_self;
 
   // The derived columns; nullopt when an operand is missing (or a divisor is 0).
   std::optional<double> speedup() const;            // native / canopy
   std::optional<double> paired() const { return paired_speedup; }
+  std::optional<double> self() const { return native_self; }
   std::optional<double> saved_speedup() const;      // native / saved
   std::optional<double> model_error_pct() const;    // |predicted - canopy| / canopy, in %
   std::optional<double> model_error_before_pct() const;  // the same with the plan's own prediction
@@ -141,7 +147,8 @@ std::string format_header(const Table& table);
 std::string format_table(const Table& table);
 // Per collective: smallest and largest speedup, whether every size is at least 0.97x
 // native (the "do no harm" bound), the same from the paired speedups, median model error (learned, and before learning
-// where the reports learned), and the worst interception overhead, canopy/openmpi and
+// where the reports learned), native against itself (Row::native_self: this
+// machine's noise between runs), and the worst interception overhead, canopy/openmpi and
 // canopy/reference ratios where present.
 std::string format_summary(const Table& table);
 
