@@ -62,7 +62,8 @@ struct Choice {
   std::string algorithm;
   std::int64_t segment_bytes = 0;  // Problem::segment_bytes to build it with (0: one segment)
   double predicted = 0;            // its price, in the model's units
-  bool exact = true;               // simulate()'s makespan (else an estimate, see above)
+  bool exact = true;               // simulate()'s makespan, or over a topology the busiest link's time
+                                   // where that is longer (busiest_link); else an estimate, see above
 };
 
 struct Plan {

@@ -334,12 +334,19 @@ constexpr int kTagNear = 7, kTagNearTimes = 8;
 //   measured at 8 bytes, and the probe's size (what tells apart the test bed's sites,
 //   which differ in bandwidth alone) runs alone inside each group, as before, where the
 //   barrier is a near node's latency.
+// Every pair (i, j), i < j, of `n` members, in that order.
+std::vector<Pair> all_pairs(int n) {
+  std::vector<Pair> pairs;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) pairs.emplace_back(i, j);
+  return pairs;
+}
+
 void measure_near_groups(const Members& leaders, int probe, std::vector<std::vector<double>>& distance,
                          std::vector<std::vector<double>>& small, std::vector<int>& group) {
   const int rank = leaders.index(), N = leaders.size();
-  std::vector<Pair> pairs, in_rounds;
-  for (int i = 0; i < N; ++i)
-    for (int j = i + 1; j < N; ++j) pairs.emplace_back(i, j);
+  const std::vector<Pair> pairs = all_pairs(N);
+  std::vector<Pair> in_rounds;
   for (int k : planner::probe_order(pairs)) in_rounds.push_back(pairs[static_cast<std::size_t>(k)]);
   const std::vector<double> latency = measure_pairs(leaders, in_rounds, {kSmall}, true);
   small.assign(rank == 0 ? N : 0, std::vector<double>(N, 0.0));
@@ -363,19 +370,13 @@ void measure_near_groups(const Members& leaders, int probe, std::vector<std::vec
   leaders.bcast(group.data(), N * static_cast<int>(sizeof(int)));
   std::map<int, std::vector<int>> groups;  // first node -> its nodes, in order
   for (int n = 0; n < N; ++n) groups[group[n]].push_back(n);
-  const auto pairs_of = [](int n) {
-    std::vector<Pair> inside;
-    for (int i = 0; i < n; ++i)
-      for (int j = i + 1; j < n; ++j) inside.emplace_back(i, j);
-    return inside;
-  };
   const std::vector<int>& mine = groups[group[rank]];
   std::vector<double> times;
   if (mine.size() >= 2) {
     std::vector<int> ranks;
     for (int n : mine) ranks.push_back(leaders.rank_of(n));
     const Members near(leaders.comm(), ranks, kTagNear);
-    times = measure_pairs(near, pairs_of(static_cast<int>(mine.size())), {probe});
+    times = measure_pairs(near, all_pairs(static_cast<int>(mine.size())), {probe});
     if (near.index() == 0 && rank != 0) {
       MPI_Request r = MPI_REQUEST_NULL;
       PMPI_Isend(times.data(), static_cast<int>(times.size()), MPI_DOUBLE, leaders.rank_of(0), kTagNearTimes,
@@ -396,7 +397,7 @@ void measure_near_groups(const Members& leaders, int probe, std::vector<std::vec
   }
   for (MPI_Request& r : requests) wait(r);
   for (const auto& [first, nodes] : groups) {
-    const std::vector<Pair> inside = pairs_of(static_cast<int>(nodes.size()));
+    const std::vector<Pair> inside = all_pairs(static_cast<int>(nodes.size()));
     for (std::size_t k = 0; k < inside.size(); ++k) {
       const int x = nodes[inside[k].first], y = nodes[inside[k].second];
       distance[x][y] = distance[y][x] = received[first][k];
@@ -587,8 +588,8 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   // measured (`small`: the links' latency), all on member 0; and each node's group of
   // near nodes (pairwise only; else one group each).
   std::vector<std::vector<double>> distance, unequal, small;
-  std::vector<int> group(static_cast<std::size_t>(N));
-  for (int n = 0; n < N; ++n) group[n] = n;
+  std::vector<int> group(static_cast<std::size_t>(N));  // (measure_near_groups fills it)
+  for (int n = 0; n < N && !pairwise; ++n) group[n] = n;
   if (pairwise) {
     measure_near_groups(leaders, probe, distance, small, group);
     unequal = distance;
