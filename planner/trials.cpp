@@ -42,20 +42,39 @@ std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, do
 
 double TrialPrice::beyond(double native_seconds, double distrust, double clear) const {
   double price = short_calls;
+  const bool look = after_look > 0 && (native_batch <= 1 || trial_batch(native_seconds) <= 1);
+  double dearest = 0;
   for (const Long& l : long_calls) {
     if (clear > 0 && native_seconds > 0 && l.predicted > clear * native_seconds) continue;  // priced out
-    price += l.calls * std::max(0.0, distrust * l.predicted - native_seconds);
+    const double call = std::max(0.0, distrust * l.predicted - native_seconds);
+    price += (look || l.fallback_calls == 0 ? l.calls : l.fallback_calls) * call;
+    dearest = std::max(dearest, call);
   }
-  return price;
+  return price + (look ? after_look * dearest : 0);
 }
 
 TrialPrice trial_price(const std::vector<TrialCandidate>& candidates, const std::vector<int>& batches, int rounds) {
   TrialPrice price;
+  const int per_batch = std::max(rounds, 0) + 1;  // the first look (or a round more) and the measured rounds
+  bool all_long = true;
   for (std::size_t c = 0; c < candidates.size(); ++c) {
-    if (candidates[c].native) continue;
-    const int calls = (c < batches.size() ? std::max(batches[c], 1) : 1) * (std::max(rounds, 0) + 1);
-    if (candidates[c].predicted >= kSingleCallSeconds) price.long_calls.push_back({candidates[c].predicted, calls});
-    else price.short_calls += calls * candidates[c].predicted;
+    if (candidates[c].native) {
+      price.native_batch = c < batches.size() ? batches[c] : 0;
+      continue;
+    }
+    const int calls = (c < batches.size() ? std::max(batches[c], 1) : 1) * per_batch;
+    if (candidates[c].predicted >= kSingleCallSeconds) {
+      price.long_calls.push_back({candidates[c].predicted, calls});
+    } else {
+      price.short_calls += calls * candidates[c].predicted;
+      all_long = false;
+    }
+  }
+  // Every schedule long (one call a batch): priced at a look each and the calls after it
+  // (TrialPrice::after_look), where there is a look.
+  if (all_long && !price.long_calls.empty()) {
+    for (TrialPrice::Long& l : price.long_calls) l = {l.predicted, 1, l.calls};
+    price.after_look = 1 + std::max(rounds, 0);  // the settling call and the measured rounds
   }
   return price;
 }

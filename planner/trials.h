@@ -174,8 +174,23 @@ struct TrialPrice {
   struct Long {
     double predicted = 0;  // seconds a call
     int calls = 0;
+    int fallback_calls = 0;  // its calls where the rounds have no first look (0: `calls`)
   };
   std::vector<Long> long_calls;  // the schedules' trial calls of a millisecond or more
+  // Where every schedule's calls are long, the rounds can begin with a first look (one
+  // call each, then only the fastest goes on: trials.h), and then each schedule's
+  // `calls` above are its look's one call, and these the calls of the schedule that
+  // goes on (the settling call before the look, one a measured round), priced at the
+  // dearest schedule's. The look comes where native's batch is one call too: where it
+  // was planned so (`native_batch`), or where native's own calls take a millisecond or
+  // more (its batch is then cut to one). Elsewhere `fallback_calls` stand for
+  // `calls`. Decision: every schedule used to be priced at its look and every measured
+  // round, 3 calls each for 2 rounds, where the rounds run one schedule: on the
+  // generated 1024-rank grid (docs/simulation.md) a 1 MiB reduce's two schedules, priced
+  // 214 and 239 ms against native's 309 a call, were priced at 6 calls, 2.23 s, where
+  // the trials run at most 5 (now 1.97 s; native's 8th call reaches either).
+  int after_look = 0;
+  int native_batch = 0;
   // The price when native MPI takes `native_seconds` a call: the short calls whole, each
   // long call at what it costs beyond native if it took `distrust` times its price, but
   // for long calls priced over `clear` times native's (> 0): the rounds will not trial

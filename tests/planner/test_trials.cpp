@@ -936,6 +936,54 @@ TEST_CASE("Trials: a schedule's calls of a millisecond or more are priced at wha
   CHECK(price.beyond(34e-3, 3, 2) == Approx(3 * 6 * 10e-6 + 3 * (3 * 66.85e-3 - 0.034)));
 }
 
+TEST_CASE("Trials: where every schedule's calls are long, the trials' price is a look each and the rounds of the "
+          "dearest, and that is what the trials run",
+          "[trials]") {
+  // Three schedules of 30, 40 and 60 ms a call, native's batch one call (its model price
+  // a millisecond or more), 2 measured rounds; native at 50 ms a call, distrust 3.
+  const std::vector<TrialCandidate> candidates{{false, 30e-3}, {false, 40e-3}, {false, 60e-3}, {true, 0}};
+  const std::vector<int> batches = trial_batches(candidates, 5e-3);
+  REQUIRE(batches == std::vector<int>{1, 1, 1, 1});
+  const TrialPrice price = trial_price(candidates, batches, 2);
+  const double native = 50e-3;
+  auto beyond = [&](double p) { return 3 * p - native; };
+  // A look each, then the settling call and 2 rounds at the dearest (the 60 ms one).
+  const double expected = beyond(30e-3) + beyond(40e-3) + beyond(60e-3) + 3 * beyond(60e-3);
+  CHECK(price.beyond(native, 3) == Approx(expected));
+  // Every schedule at each round, as before, would be 3 calls each: more than the trials run.
+  CHECK(price.beyond(native, 3) < 3 * (beyond(30e-3) + beyond(40e-3) + beyond(60e-3)));
+  // Priced out (over `clear` x native): the 60 ms one leaves the look and the rounds' price.
+  CHECK(price.beyond(native, 3, 1.0) == Approx(beyond(30e-3) + beyond(40e-3) + 3 * beyond(40e-3)));
+
+  // The price holds what the trials then run: count the schedules' calls.
+  TrialSettings s;
+  s.batches = batches;
+  s.native_first = price;
+  Trials t(4, 3, s);
+  while (t.native_first()) {
+    if (t.record(native)) t.end_round(t.round_means());
+  }
+  int schedule_calls = 0;
+  while (!t.decided()) {
+    const int c = t.current();
+    if (c != 3) ++schedule_calls;
+    // The dearest-priced schedule runs fastest and goes on alone (no clear win over native).
+    if (t.record(c == 3 ? native : c == 2 ? 0.035 : c == 1 ? 0.08 : 0.09)) t.end_round(t.round_means());
+  }
+  CHECK(schedule_calls == 1 + 3 + 2);  // the settling call, the looks, 2 rounds of the one left
+
+  // Native's batch longer than one call (a point-to-point price under a millisecond) and
+  // native measured under one: no look, every schedule at each round, as before.
+  const TrialPrice no_look = trial_price(candidates, {1, 1, 1, 4}, 2);
+  CHECK(no_look.beyond(0.5e-3, 3) == Approx(3 * ((3 * 30e-3 - 0.5e-3) + (3 * 40e-3 - 0.5e-3) + (3 * 60e-3 - 0.5e-3))));
+  // ... but measured at a millisecond or more native's batch is cut to one: a look.
+  CHECK(no_look.beyond(native, 3) == Approx(expected));
+  // A short schedule among them: no look either, 3 calls each as before.
+  const std::vector<TrialCandidate> mixed{{false, 30e-3}, {false, 10e-6}, {true, 0}};
+  const TrialPrice with_short = trial_price(mixed, {1, 6, 1}, 2);
+  CHECK(with_short.beyond(native, 3) == Approx(3 * 6 * 10e-6 + 3 * beyond(30e-3)));
+}
+
 TEST_CASE("Trials: with native_first and long calls, the rounds begin after native's first call where the schedules "
           "are priced far under it, and native sits out the first look",
           "[trials]") {
