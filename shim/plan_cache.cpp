@@ -140,6 +140,10 @@ constexpr double kTrialPriceRatio = 2.0;
 // (2.0 against 1.0 us at 8 B, 2.8 against 1.3 at 1 KiB) and two candidates left it out.
 constexpr std::size_t kCheapStagedCandidates = 3;
 
+// On an oversubscribed node, reduces priced under this trial the ring's schedules
+// whatever the model's ratio between them (make_cached_plan: crowded_ring_trial).
+constexpr double kCrowdedTrialSeconds = 10e-6;
+
 // Native MPI competes in auto mode, at every root (an in-place reduce at a non-zero
 // root, which Debian's MPICH 4.0.2 crashes on, reaches it with a copy:
 // shim/native_reduce.h), except where it is known to mislead: on an oversubscribed node
@@ -435,17 +439,22 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     // schedule whose every rank waits for every other's part (shm-reduce-scatter-gather)
     // waits there for each of them to be scheduled, twice a call; one whose ranks leave
     // once their input is staged (shm-flat) lets them run calls ahead. So there the
-    // ring's schedules of a reduce are trialled whatever the model's ratio between them,
-    // as a cheap class's are. Decision: 8 ranks on 2 cores (MPICH 4.0.2), 8 KB calls,
-    // 300 from the first: shm-reduce-scatter-gather, priced 3.3 us, ran at 113-121 us
-    // a reduce, and shm-flat, priced 7.1 us (over kTrialPriceRatio times it: never
-    // trialled), runs at 46 us (native MPICH: 42 ms); with the trials, 83 us a call
-    // from the first, shm-flat chosen. Not broadcasts and allreduces: there the extra
-    // candidates (cma-bcast, shm-recursive-doubling) lost their trials at 2-10 times
-    // the model's choice, and the rows went from 19.6 to 34.4 us a bcast and from 123
-    // to 158 an allreduce.
-    const bool crowded_ring_trial =
-        tune && staging && rt.oversubscribed && key.collective == planner::Collective::Reduce;
+    // ring's schedules of a reduce priced under kCrowdedTrialSeconds are trialled
+    // whatever the model's ratio between them, as a cheap class's are. Decision: 8 ranks
+    // on 2 cores (MPICH 4.0.2), 300 calls from the first, us a call: at 8 KB
+    // shm-reduce-scatter-gather, priced 3.3 us, ran at 113-121 a reduce and shm-flat,
+    // priced 7.1 (over kTrialPriceRatio times it: never trialled), at 46 (native MPICH:
+    // 42 ms); with these trials 72-89, shm-flat chosen. Where the calls move more data
+    // the turns weigh less: at 64 KiB (priced 20 us) both ran at 170 forced and the
+    // trials only added theirs (auto 270-284 against 221-240), and at 1 MiB they chose
+    // shm-flat on noisy rounds, 1.37-2.40 ms a call against 1.11-1.12. Not broadcasts and
+    // allreduces: there the extra candidates (cma-bcast, shm-recursive-doubling) lost
+    // their trials at 2-10 times the model's choice, 8 KB rows 19.6 -> 34.4 us a bcast
+    // and 123 -> 158 an allreduce. The places it adds are the ring's: other schedules
+    // keep the places they had.
+    const bool crowded_ring_trial = tune && staging && rt.oversubscribed &&
+                                    key.collective == planner::Collective::Reduce && best_price < kCrowdedTrialSeconds;
+    const std::size_t uncrowded_wanted = wanted;
     if (cheap_ring_trial || crowded_ring_trial) wanted = std::max(wanted, kCheapStagedCandidates);
     std::vector<std::vector<std::vector<planner::Step>>> kept_steps;  // of the candidates kept, where built whole
     bool direct_tried = false;  // the best direct schedule is among the candidates
@@ -456,6 +465,7 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
       const planner::Algorithm* algorithm = planner::find_algorithm(problem.collective, pick.algorithm);
       const bool best_direct = tune && !direct_tried && algorithm && algorithm->direct;
       const bool cheap_staged = (cheap_ring_trial || crowded_ring_trial) && algorithm && algorithm->staged;
+      if (crowded_ring_trial && !cheap_staged && made->candidates.size() >= uncrowded_wanted) continue;
       if (!made->candidates.empty() && !best_direct && !cheap_staged && pick.predicted > kTrialPriceRatio * best_price)
         continue;
       direct_tried = direct_tried || best_direct;
