@@ -13,7 +13,7 @@
 # (nothing of Canopy's runs there, except in reduce_kernels_check, which does run),
 # the test bed (the demo under network emulation) and the messages over 2 GiB (labels
 # native, testbed, large), and a few MPI tests whose code runs sanitized in a sibling
-# (heavy_mpi below); of the unit tests, the five longest sweeps (heavy_sweeps below).
+# (heavy_mpi below); of the unit tests, the eight longest sweeps (heavy_sweeps below).
 # Extra arguments go to ctest instead, e.g. tools/test-sanitizers.sh -R reduce_special.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
   sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
@@ -22,16 +22,22 @@ fi
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CANOPY_ASAN_BUILD_DIR:-$here/build-asan}
-# The six longest unit sweeps (four minutes of the sanitized unit tests on 2 cores):
+# The longest unit sweeps (four minutes of the sanitized unit tests on 2 cores):
 # the same code runs sanitized in their smaller siblings (the bcast and other trees'
 # sweeps, the hierarchy's fixed cases, the allreduce compositions over a topology and
 # through the ring, every selection test that ranks an allreduce) and in the MPI tests
 # below, whose executor runs each rank's view (the rank views' two sweeps: 46 s at a few
 # hundred ranks alone in CI's run of 2026-12-05, whose whole stage took 19:44 of CI's 50
 # minutes). CI's ASan unit tests took 247 s with the first three left out (70 s of it
-# the bounding sweep).
+# the bounding sweep). Also left out (CI of 2026-12-06, 52 minutes in all, the ASan
+# unit tests 275 s): the segment-size search's sweep (30 s; make_plan's sanitized
+# tests search too), the flat, chain and binary reduces' sweep over p = 1..33 (24 s;
+# their builders run sanitized in the differential MPI tests) and the binomial
+# broadcast's (19 s; the other broadcast trees' sweep stays).
 heavy_sweeps="Rank views equal the schedule's own steps|Binomial reduce \(Langou 001|Hierarchy: on random multi-cluster"
 heavy_sweeps+="|Select: bounding never changes|Allreduce algorithms validate and simulate: p = 1\.\.17"
+heavy_sweeps+="|Select: the search over m / 2\^i stops past the valley|flat, chain and binary reduce validate for p = 1\.\.33"
+heavy_sweeps+="|Binomial bcast \(Langou 001"
 # MPI tests whose code runs sanitized in a sibling (about 110 s of CI's 10 minutes of
 # sanitized MPI tests, 2026-12-05): the soak (its calls are the differential tests'),
 # the topology file's np5 matrices and differential (its np4 differential and the
