@@ -99,6 +99,7 @@ std::string CostModel::spec() const {
   out << "hockney:alpha=" << shortest(alpha) << ",beta=" << shortest(beta) << ",gamma=" << shortest(gamma);
   if (copy_per_byte != 0) out << ",copy=" << shortest(copy_per_byte);
   put_direct(out, *this);
+  if (port_per_byte != 0) out << ",port=" << shortest(port_per_byte);
   out << ",duplex=" << (duplex == Duplex::Full ? "full" : "half") << ",overlap=" << (overlap ? 1 : 0);
   return out.str();
 }
@@ -207,6 +208,7 @@ CostModel parse_model(const std::string& spec) {
       const double a = take("alpha", true, 0);
       const double b = take("beta", true, 0);
       m = hockney_model(a, b, 0);
+      m.port_per_byte = take("port", false, 0);
     } else {
       const double L = take("L", true, 0);
       auto it = pairs.find("g");
@@ -232,8 +234,8 @@ CostModel parse_model(const std::string& spec) {
     }
   } else {
     throw std::invalid_argument("model '" + spec +
-                                "': allowed hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,duplex=half|full,"
-                                "overlap=0|1], overlap:d=D,c=C, plogp:L=L,g=M:G/M:G[,...] or plogp:FILE");
+                                "': allowed hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,port=P,"
+                                "duplex=half|full,overlap=0|1], overlap:d=D,c=C, plogp:L=L,g=M:G/M:G[,...] or plogp:FILE");
   }
   if (!pairs.empty())
     throw std::invalid_argument("model '" + kind + "' has no parameter '" + pairs.begin()->first + "'");

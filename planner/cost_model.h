@@ -61,13 +61,30 @@ struct CostModel {
   // pLogP: g(m) at measured sizes, increasing in bytes; empty for the other models.
   // alpha is then pLogP's L.
   std::vector<std::pair<std::int64_t, double>> gap;
+  // Hockney only: seconds per byte a message holds the sender's and the receiver's
+  // ports (their network cards' rate), its latency in flight; 0: the ports are held for
+  // the whole transfer, latency included (Langou's model, and the default). A link of
+  // a CANOPY_TOPOLOGY between sites (port=...): over a wide-area link alpha is mostly
+  // time on the wire, and a rank can start its next message once its card has sent
+  // this one's bytes, as pLogP's gap lets it (004), while beta stays the path's
+  // end-to-end rate. Measured 2026-12-06 (docs/simulation.md): 16 sites of one rank,
+  // 1-15 ms and 56-336 Mbit/s apart, 1 Gbit/s cards, a 1 MiB reduce-scatter-gather
+  // with every operand in flight at once took 43.9 ms simulated by SMPI; with
+  // port=1 Gbit/s the simulator prices it at about that, without it 13 times higher.
+  double port_per_byte = 0;
 
   // From the start of a transfer to the data's arrival.
   double transfer(std::int64_t bytes) const {
     return gap.empty() ? alpha + beta * static_cast<double>(bytes) : alpha + gap_at(bytes);
   }
   // How long a transfer holds the sender's and the receiver's ports.
-  double occupancy(std::int64_t bytes) const { return gap.empty() ? transfer(bytes) : gap_at(bytes); }
+  double occupancy(std::int64_t bytes) const {
+    if (!gap.empty()) return gap_at(bytes);
+    return port_per_byte > 0 ? port_per_byte * static_cast<double>(bytes) : transfer(bytes);
+  }
+  // The ports are held for the whole transfer (Hockney without port=): what the closed
+  // forms that count a message as one busy interval assume.
+  bool ports_held_for_transfer() const { return gap.empty() && port_per_byte == 0; }
   double gap_at(std::int64_t bytes) const;
   double reduce(std::int64_t bytes) const { return reduce_fixed + gamma * static_cast<double>(bytes); }
   double copy(std::int64_t bytes) const { return copy_per_byte * static_cast<double>(bytes); }
@@ -89,7 +106,7 @@ struct CostModel {
     return kind == o.kind && alpha == o.alpha && beta == o.beta && gamma == o.gamma &&
            reduce_fixed == o.reduce_fixed && copy_per_byte == o.copy_per_byte &&
            direct_per_byte == o.direct_per_byte && direct_fixed == o.direct_fixed && duplex == o.duplex &&
-           overlap == o.overlap && gap == o.gap;
+           overlap == o.overlap && gap == o.gap && port_per_byte == o.port_per_byte;
   }
 };
 
@@ -104,7 +121,7 @@ CostModel default_model();
 // pLogP with latency L and gaps g (pairs of bytes and seconds, at least one).
 CostModel plogp_model(double L, std::vector<std::pair<std::int64_t, double>> gap);
 
-// Parses "hockney:alpha=A,beta=B,gamma=G[,copy=C][,direct=D,direct_fixed=S]
+// Parses "hockney:alpha=A,beta=B,gamma=G[,copy=C][,direct=D,direct_fixed=S][,port=P]
 // [,duplex=half|full][,overlap=0|1]", "overlap:d=D,c=C",
 // "plogp:L=L,g=M1:G1/M2:G2/...[,gamma=G,copy=C,direct=D,direct_fixed=S,duplex=..,overlap=..]"
 // or "plogp:FILE" (a file of lines "L <seconds>", "<bytes> <g seconds>", optionally

@@ -23,6 +23,7 @@ Schedule plan_binomial_strategy_reduce(const Problem&);
 Schedule plan_fibonacci_strategy_reduce(const Problem&);
 Schedule plan_snf_reduce(const Problem&);
 Schedule plan_reduce_scatter_gather_reduce(const Problem&);
+Schedule plan_reduce_scatter_gather_wide_reduce(const Problem&);
 Schedule plan_shm_reduce_scatter_gather_reduce(const Problem&);
 Schedule plan_shm_flat_reduce(const Problem&);
 Schedule plan_shm_reduce_scatter_allgather_allreduce(const Problem&);
@@ -99,6 +100,7 @@ Schedule view_chain_bcast(const Problem&, int rank);
 Schedule view_binary_bcast(const Problem&, int rank);
 Schedule view_scatter_allgather_bcast(const Problem&, int rank);
 Schedule view_reduce_scatter_gather_reduce(const Problem&, int rank);
+Schedule view_reduce_scatter_gather_wide_reduce(const Problem&, int rank);
 
 // Topology-aware (Algorithm::topology_aware): algorithms/hierarchical.cpp, algorithms/grid.cpp.
 Schedule plan_hierarchical_reduce(const Problem&);
@@ -169,6 +171,14 @@ const std::vector<Algorithm>& algorithms() {
       {"reduce-scatter-gather", Collective::Reduce, plan_reduce_scatter_gather_reduce,
        "Rabenseifner: every rank reduces a slice (pairwise exchange), then the root gathers them; rank-ordered",
        false, view_reduce_scatter_gather_reduce, price_reduce_scatter_gather_reduce, false, false, false,
+       cut_reduce_scatter_gather_reduce, steps_reduce_scatter_gather_reduce},
+      // Priced only by simulating it (no formula): an estimate would not see a node's
+      // ranks sharing its card or a site's ranks its links, which the simulator's exact
+      // price does not either but busiest_link then bounds (select.cpp).
+      {"reduce-scatter-gather-wide", Collective::Reduce, plan_reduce_scatter_gather_wide_reduce,
+       "reduce-scatter-gather with every operand in flight at once: one latency a round over links far apart "
+       "(a topology with port=); rank-ordered",
+       false, view_reduce_scatter_gather_wide_reduce, nullptr, false, false, false,
        cut_reduce_scatter_gather_reduce, steps_reduce_scatter_gather_reduce},
       {"rabenseifner", Collective::Reduce, plan_rabenseifner_reduce,
        "reduce-scatter by recursive halving, gather to the root by recursive doubling (long messages); "

@@ -420,7 +420,7 @@ double price_tree_bcast(const ShapeTree& tree, const std::vector<Segment>& segme
 }
 
 bool unidirectional(const CostModel& model) {
-  return model.gap.empty() && model.duplex == Duplex::Half && !model.overlap;
+  return model.ports_held_for_transfer() && model.duplex == Duplex::Half && !model.overlap;
 }
 
 UnidirectionalTerms unidirectional_terms(const Problem& problem) {

@@ -57,12 +57,14 @@ struct LinkCost {
 };
 
 // L and g of one message from rank `from` to rank `to`, the sender's slowdown
-// included (see Decisions above): pLogP's L and g(m); Hockney's alpha and beta m.
+// included (see Decisions above): pLogP's L and g(m); Hockney's alpha and beta m; a
+// Hockney link whose ports are held at their own rate (port=) the ports' time as g and
+// the rest of the transfer as L, as pLogP.
 LinkCost link_cost(const Network& net, int from, int to, std::int64_t bytes) {
   const double arrival = net.transfer(from, to, bytes);
-  const bool plogp = !net.link(from, to).gap.empty();
+  const bool gap_apart = !net.link(from, to).ports_held_for_transfer();
   LinkCost out;
-  out.latency = plogp ? arrival - net.occupancy(from, to, bytes) : net.transfer(from, to, 0);
+  out.latency = gap_apart ? arrival - net.occupancy(from, to, bytes) : net.transfer(from, to, 0);
   out.gap = arrival - out.latency;
   return out;
 }

@@ -24,6 +24,25 @@
 //    schedule cannot deadlock on a rank's port, and reduces each operand while the
 //    next one arrives (two slots).
 //
+// reduce-scatter-gather-wide is the same exchange with every operand in flight at once:
+// each receive of the exchange gets a slot of its own (as many as operands: about the
+// message's size in scratch) and is posted before any reduction waits, so that a
+// rank's p - 1 messages pay one latency, not p - 1. Decision: it plans only over a
+// topology with a link whose latency does not hold the ports (a CANOPY_TOPOLOGY link
+// with port=, cost_model.h), and declines elsewhere: where a port serves one message
+// at a time, latency included (the model of every link Canopy measures itself), the
+// slots buy nothing the simulator can see. What it is for: sites far apart. Measured
+// under SMPI (docs/simulation.md, 2026-12-06): 16 sites of one rank, 1-15 ms and
+// 56-336 Mbit/s between them, 1 GBit/s cards, 1 MiB: 43.9 ms a reduce, against 194.6
+// for reduce-scatter-gather (two slots), 118.9 for grid-ecef-lat-max and 294.8 for
+// SMPI's mpich selector. The reductions of a chunk round wait until the round's
+// receives are all posted: before the rank's gather send of that round, or at the end.
+// Priced only by simulating its schedule (no formula), so it competes only where its
+// p x p messages can be simulated: an estimate would not see a node's ranks sharing
+// its card or a site's ranks sharing their links (the simulator does not either;
+// busiest_link then bounds its price, select.cpp). Over many ranks a site the exchange
+// belongs among the sites' leaders (not built).
+//
 // shm-reduce-scatter-gather is the same exchange through the node's staging ring
 // (schedule.h): a rank stages each chunk of its input once for the chunk's owner, the
 // owner copies its own input into its accumulator and combines the staged operands
@@ -196,8 +215,9 @@ struct Transfer {
 // for a message that comes earlier in that order, so the schedule cannot deadlock even
 // where a rank's one port serves sends and receives in program order (duplex=half). A
 // reduction is placed one receive later, so that the next operand's transfer overlaps
-// it (two slots, alternating).
-std::vector<Step> p2p_steps(const Problem& problem, const Slices& sl, int i, int& slots) {
+// it (two slots, alternating); `wide`: every operand in a slot of its own, the
+// reductions after the round's receives (reduce-scatter-gather-wide, above).
+std::vector<Step> p2p_steps(const Problem& problem, const Slices& sl, int i, int& slots, bool wide = false) {
   const int p = problem.nranks;
   std::vector<Transfer> transfers;
   for (int j = 0; j < p; ++j) {
@@ -229,12 +249,25 @@ std::vector<Step> p2p_steps(const Problem& problem, const Slices& sl, int i, int
     out.push_back(pending);
     has_pending = false;
   };
+  std::vector<Step> waiting;  // wide: the reductions of the receives posted so far
+  auto flush_waiting = [&] {
+    for (const Step& reduction : waiting) {
+      pending = reduction;
+      has_pending = true;
+      flush();
+    }
+    waiting.clear();
+  };
   for (const Transfer& tr : transfers) {
     if (tr.send) {
-      if (tr.gather) flush();  // the reduced chunk, once its last operand is in
+      if (tr.gather) flush_waiting(), flush();  // the reduced chunk, once its last operand is in
       out.push_back(Step::send(tr.peer, tr.segment, tr.gather ? Buffer::Accumulator : Buffer::Input));
     } else if (tr.gather) {
       out.push_back(Step::recv_into_accumulator(tr.peer, tr.segment));
+    } else if (wide) {
+      const int slot = received++;
+      out.push_back(Step::recv_into_slot(tr.peer, tr.segment, slot));
+      waiting.push_back(Step::reduce(tr.segment, slot, tr.peer < i));
     } else {
       const int slot = received++ % 2;
       // The slot's previous operand must be reduced before the receive reuses it.
@@ -245,10 +278,11 @@ std::vector<Step> p2p_steps(const Problem& problem, const Slices& sl, int i, int
       has_pending = true;
     }
   }
+  flush_waiting();
   flush();
   for (int g : sl.of[i])  // one rank alone: its input is the result
     if (!copied[g]) out.push_back(Step::copy(g));
-  slots = received == 0 ? 0 : std::min(received, 2);
+  slots = received == 0 ? 0 : wide ? received : std::min(received, 2);
   return out;
 }
 
@@ -258,10 +292,23 @@ Slices p2p_slices(const Problem& problem) {
   return cut_slices(problem, 1.0 / problem.nranks, problem.segment_bytes);
 }
 
-Schedule plan_p2p(const Problem& problem) {
+constexpr const char* kWide = "reduce-scatter-gather-wide";
+
+// reduce-scatter-gather-wide's decline (see the top).
+void require_ports_apart(const Problem& problem) {
+  if (problem.topology)
+    for (const CostModel& link : problem.topology->links)
+      if (link.port_per_byte > 0) return;
+  throw PlanError(std::string(kWide) +
+                  ": it needs a topology with links whose latency does not hold the ports (port=, as between sites "
+                  "far apart); where a port serves one message at a time the slots buy nothing");
+}
+
+Schedule plan_p2p(const Problem& problem, bool wide) {
+  if (wide) require_ports_apart(problem);
   Slices sl = p2p_slices(problem);
-  Schedule s = empty_schedule(problem, "reduce-scatter-gather", sl.segments);
-  for (int i = 0; i < problem.nranks; ++i) s.steps[i] = p2p_steps(problem, sl, i, s.slots[i]);
+  Schedule s = empty_schedule(problem, wide ? kWide : "reduce-scatter-gather", sl.segments);
+  for (int i = 0; i < problem.nranks; ++i) s.steps[i] = p2p_steps(problem, sl, i, s.slots[i], wide);
   return s;
 }
 
@@ -355,7 +402,8 @@ Schedule plan_staged(const Problem& problem, const char* kName, double share) {
 
 }  // namespace
 
-Schedule plan_reduce_scatter_gather_reduce(const Problem& problem) { return plan_p2p(problem); }
+Schedule plan_reduce_scatter_gather_reduce(const Problem& problem) { return plan_p2p(problem, false); }
+Schedule plan_reduce_scatter_gather_wide_reduce(const Problem& problem) { return plan_p2p(problem, true); }
 Schedule plan_shm_reduce_scatter_gather_reduce(const Problem& problem) {
   return plan_staged(problem, "shm-reduce-scatter-gather",
                      root_share(problem.nranks, problem.model.copy_per_byte, problem.model.gamma));
@@ -366,13 +414,23 @@ Schedule plan_shm_reduce_scatter_allgather_allreduce(const Problem& problem) {
   return plan_staged(problem, "shm-reduce-scatter-allgather", 1.0 / problem.nranks);
 }
 
+namespace {
+
 // O(p + segments): the slices are cut for every rank, the steps for this one.
-Schedule view_reduce_scatter_gather_reduce(const Problem& problem, int rank) {
+Schedule view_p2p(const Problem& problem, int rank, bool wide) {
+  if (wide) require_ports_apart(problem);
   Slices sl = p2p_slices(problem);
   if (rank < 0 || rank >= problem.nranks) throw PlanError("rank " + std::to_string(rank) + " outside the communicator");
-  Schedule s = empty_schedule(problem, "reduce-scatter-gather", sl.segments, rank);
-  s.steps[0] = p2p_steps(problem, sl, rank, s.slots[0]);
+  Schedule s = empty_schedule(problem, wide ? kWide : "reduce-scatter-gather", sl.segments, rank);
+  s.steps[0] = p2p_steps(problem, sl, rank, s.slots[0], wide);
   return s;
+}
+
+}  // namespace
+
+Schedule view_reduce_scatter_gather_reduce(const Problem& problem, int rank) { return view_p2p(problem, rank, false); }
+Schedule view_reduce_scatter_gather_wide_reduce(const Problem& problem, int rank) {
+  return view_p2p(problem, rank, true);
 }
 
 std::int64_t cut_reduce_scatter_gather_reduce(const Problem& problem) {

@@ -196,7 +196,7 @@ Price price_scatter_allgather_bcast(const Problem& problem) {
   // Under hockney with full duplex (occupancy = transfer) the root never waits: the
   // bound is the simulator's makespan (tests/planner/test_bcast_algorithms.cpp checks
   // it on random instances); under pLogP, or with a topology, it is an estimate.
-  const bool exact = problem.model.gap.empty() && problem.model.duplex == Duplex::Full && problem.model.overlap &&
+  const bool exact = problem.model.ports_held_for_transfer() && problem.model.duplex == Duplex::Full && problem.model.overlap &&
                      !problem.topology;
   return {std::max(root, ring), exact};
 }

@@ -22,6 +22,8 @@ void check_same(const CostModel& a, const CostModel& b) {
   CHECK(a.direct_fixed == b.direct_fixed);
   CHECK(a.duplex == b.duplex);
   CHECK(a.overlap == b.overlap);
+  CHECK(a.port_per_byte == b.port_per_byte);
+  CHECK(a == b);
 }
 
 // parse_model must throw std::invalid_argument whose message contains every needle.
@@ -76,6 +78,8 @@ TEST_CASE("Cost model: parse_model(spec()) gives the model back", "[cost_model]"
   models.push_back(tuned);
   tuned.direct_fixed = 3.1e-6;
   models.push_back(tuned);
+  tuned.port_per_byte = 8e-9;  // a link between sites: its latency in flight
+  models.push_back(tuned);
   CostModel plogp = plogp_model(1e-6, {{1, 1e-7}, {65536, 5e-6}});
   plogp.direct_per_byte = 4e-11;
   models.push_back(plogp);
@@ -103,6 +107,20 @@ TEST_CASE("Cost model: parse_model reads the documented forms and defaults", "[c
   CHECK(direct.direct_per_byte == 5e-10);
   CHECK(direct.direct_fixed == 3e-6);
   check_same(parse_model("overlap:c=2,d=1"), overlap_model(1, 2));
+}
+
+TEST_CASE("Cost model: port= holds the ports for the bytes at the cards' rate, the latency in flight",
+          "[cost_model]") {
+  // A wide-area link: 10 ms, 100 Mbit/s end to end, behind 1 Gbit/s cards.
+  const CostModel wan = parse_model("hockney:alpha=1e-2,beta=8e-8,port=8e-9");
+  CHECK(wan.port_per_byte == 8e-9);
+  CHECK(wan.transfer(1000) == Approx(1e-2 + 8e-5));  // arrival: latency and the path's rate
+  CHECK(wan.occupancy(1000) == Approx(8e-6));         // ports: the bytes at the cards' rate
+  CHECK_FALSE(wan.ports_held_for_transfer());
+  const CostModel held = parse_model("hockney:alpha=1e-2,beta=8e-8");
+  CHECK(held.occupancy(1000) == held.transfer(1000));  // Langou's: the whole transfer
+  CHECK(held.ports_held_for_transfer());
+  CHECK_FALSE(held == wan);  // plans made under one are not the other's (the shim's plan cache)
 }
 
 TEST_CASE("Cost model: a bad spec throws std::invalid_argument naming the bad key or value",

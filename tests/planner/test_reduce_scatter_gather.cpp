@@ -2,11 +2,15 @@
 // staging ring (shm-reduce-scatter-gather, shm-bcast): algorithms/reduce_scatter_gather.cpp
 // and algorithms/shm_bcast.cpp, and the staging steps of the IR (schedule.h) in the
 // validator, the simulator and the JSON form.
+#include <functional>
+#include <iomanip>
 #include <set>
+#include <sstream>
 
 #include "planner/schedule_json.h"
 #include "planner/select.h"
 #include "planner/staged.h"
+#include "planner/topology_json.h"
 #include "support.h"
 
 namespace canopy::planner {
@@ -53,6 +57,96 @@ TEST_CASE("reduce-scatter-gather and its staged form validate: p = 1..12, every 
   INFO(sweep.first);
   CHECK(sweep.failures == 0);
   CHECK(checked > 2000);
+}
+
+// Every rank a site of its own, the links between them `spec`.
+std::shared_ptr<const Topology> sites_apart(int p, const std::function<std::string(int, int)>& spec) {
+  nlohmann::json t;
+  for (int r = 0; r < p; ++r) t["ranks"].push_back("s" + std::to_string(r));
+  for (int a = 0; a < p; ++a)
+    for (int b = a + 1; b < p; ++b) t["links"]["s" + std::to_string(a) + "-s" + std::to_string(b)] = spec(a, b);
+  return std::make_shared<const Topology>(topology_from_json(t).topology);
+}
+
+TEST_CASE("reduce-scatter-gather-wide validates with every operand in a slot of its own: p = 2..12, every root, "
+          "counts below and above p, several chunk sizes",
+          "[reduce-scatter-gather]") {
+  Sweep sweep;
+  int checked = 0;
+  for (int p = 2; p <= 12; ++p) {
+    const auto topology = sites_apart(p, [](int, int) { return "hockney:alpha=1e-3,beta=1e-8,port=1e-9"; });
+    for (int root = 0; root < p; ++root)
+      for (std::int64_t count : {std::int64_t{1}, std::int64_t{p - 1}, std::int64_t{1000}, std::int64_t{77777}})
+        for (std::int64_t seg : {std::int64_t{0}, std::int64_t{512}, std::int64_t{8192}}) {
+          Problem problem = make_problem(Collective::Reduce, p, root, count, 4, true, seg, default_model());
+          problem.topology = topology;
+          const std::string what = "p=" + std::to_string(p) + " root=" + std::to_string(root) +
+                                   " count=" + std::to_string(count) + " seg=" + std::to_string(seg);
+          const Schedule s = plan_with("reduce-scatter-gather-wide", problem);
+          const Validation v = validate(s);
+          sweep.check(v.ok, what + ": " + v.summary());
+          for (int r = 0; r < p; ++r) {
+            int receives = 0;  // the exchange's, into slots
+            for (const Step& st : s.steps[r]) receives += st.kind == StepKind::Recv && st.buffer == Buffer::Slot;
+            sweep.check(s.slots[r] == receives, what + ": rank " + std::to_string(r) + " has " +
+                                                    std::to_string(s.slots[r]) + " slots for " +
+                                                    std::to_string(receives) + " operands");
+          }
+          ++checked;
+        }
+  }
+  INFO(sweep.first);
+  CHECK(sweep.failures == 0);
+  CHECK(checked > 900);
+}
+
+TEST_CASE("reduce-scatter-gather-wide declines where the ports are held for the whole transfer",
+          "[reduce-scatter-gather]") {
+  Problem problem = make_problem(Collective::Reduce, 4, 0, 1000, 8, true, 0, default_model());
+  CHECK_THROWS_WITH(plan_with("reduce-scatter-gather-wide", problem), Catch::Contains("port="));  // no topology
+  problem.topology = sites_apart(4, [](int, int) { return "hockney:alpha=1e-3,beta=1e-8"; });
+  CHECK_THROWS_WITH(plan_with("reduce-scatter-gather-wide", problem), Catch::Contains("port="));
+  const Algorithm* wide = find_algorithm(Collective::Reduce, "reduce-scatter-gather-wide");
+  REQUIRE(wide);
+  CHECK(wide->price == nullptr);  // priced by simulating it alone
+  CHECK_THROWS_AS(plan_view(*wide, problem, 1), PlanError);
+}
+
+TEST_CASE("reduce-scatter-gather-wide over sixteen sites far apart: one latency a round, where two slots pay "
+          "one a message",
+          "[reduce-scatter-gather]") {
+  // 16 sites of one rank, 1-15 ms and 56-336 Mbit/s apart (tools/sim/gridgen.py's
+  // ranges, spread evenly), 1 Gbit/s cards; 1 MiB of doubles to rank 0. A slice is
+  // 64 KiB. SMPI measured this shape on a drawn grid at 43.9 ms, two slots at 194.6 ms
+  // (docs/simulation.md).
+  constexpr int p = 16;
+  double slowest_round = 0;  // the slowest link's latency and one slice over it
+  const std::int64_t slice = (std::int64_t{1} << 20) / p;
+  const auto topology = sites_apart(p, [&](int a, int b) {
+    const double f = static_cast<double>((a * p + b) % 17) / 16;
+    const double alpha = 1e-3 + 14e-3 * f, beta = 8.0 / (56e6 + 280e6 * (1 - f));
+    slowest_round = std::max(slowest_round, alpha + static_cast<double>(slice) * beta);
+    std::ostringstream spec;
+    spec << std::setprecision(17) << "hockney:alpha=" << alpha << ",beta=" << beta << ",port=8e-9";
+    return spec.str();
+  });
+  Problem problem = make_problem(Collective::Reduce, p, 0, (1 << 20) / 8, 8, true, 0, default_model());
+  problem.topology = topology;
+  const Simulation wide = simulate(plan_with("reduce-scatter-gather-wide", problem), problem.model, topology.get());
+  const Simulation two = simulate(plan_with("reduce-scatter-gather", problem), problem.model, topology.get());
+  REQUIRE(wide.ok);
+  REQUIRE(two.ok);
+  INFO("wide " << wide.makespan << " s, two slots " << two.makespan << " s, slowest round " << slowest_round);
+  // The exchange and the gather each wait at least for one slice over some link; the
+  // cards pass a rank's 15 slices each way in 15 x 64 KiB x 8 ns = 7.9 ms.
+  CHECK(wide.makespan >= slowest_round);
+  CHECK(wide.makespan <= 2 * slowest_round + 2 * (p - 1) * static_cast<double>(slice) * 8e-9 + 1e-3);
+  CHECK(wide.makespan * 2 < two.makespan);  // simulated 55 and 141 ms
+  // And auto takes it over every other reduce there.
+  const std::vector<Choice> ranked = rank_choices(problem, Request{});
+  REQUIRE(!ranked.empty());
+  CHECK(ranked.front().algorithm == "reduce-scatter-gather-wide");
+  CHECK(ranked.front().exact);
 }
 
 TEST_CASE("shm-flat: every other rank stages each chunk of its input once, the root alone combines them; on two "

@@ -529,6 +529,21 @@ foreach(case "reduce_matrix;5;${sites5};^reduce ${topology_algos}$;--no-pmpi;--c
                        ENVIRONMENT "CANOPYTEST_EXPECT_INTERCEPT=1;CANOPY_TOPOLOGY=${file};CANOPYTEST_ALGORITHMS=${filter}"
                        LABELS "mpi;preload" TIMEOUT 300)
 endforeach()
+# reduce-scatter-gather-wide plans only where links between sites keep their latency in
+# flight (three_sites_port.json: three_sites.json with port= on those links): forced
+# there, it runs (every operand in a slot of its own) and gives native MPI's results,
+# non-commutative operations included (rank-ordered); three_sites.json itself has no
+# port= (the "each algorithm" runs above, which force every reduce, see it decline).
+set(sites5port ${shim_tests}/three_sites_port.json)
+canopy_add_mpi_test(NAME "mpi preload: topology file with port= reduce_matrix reduce-scatter-gather-wide np5"
+                    TARGET reduce_matrix NP 5 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_REDUCE_ALGO=reduce-scatter-gather-wide
+                        CANOPYTEST_EXPECT_INTERCEPT=1
+                    ARGS --no-pmpi --counts=0,1,7,1000)
+canopy_add_mpi_test(NAME "mpi preload: topology file with port= differential reduce-scatter-gather-wide np5"
+                    TARGET differential NP 5 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_REDUCE_ALGO=reduce-scatter-gather-wide
+                    ARGS --cases=40 --seed=4747 LABELS differential)
 # With info logging rank 0 says once what it found (3 clusters, and for the 4-rank file
 # the link it measured), and auto plans with it.
 # (The patterns use "." for the log's semicolons, which CMake lists would split at.)

@@ -99,8 +99,9 @@ def main():
         print(a.topology)
 
 
-def hockney(latency_us, bits_per_second):
-    return "hockney:alpha=%.9g,beta=%.9g" % (latency_us * 1e-6, 8.0 / bits_per_second)
+def hockney(latency_us, bits_per_second, card_bits_per_second=None):
+    spec = "hockney:alpha=%.9g,beta=%.9g" % (latency_us * 1e-6, 8.0 / bits_per_second)
+    return spec + (",port=%.9g" % (8.0 / card_bits_per_second) if card_bits_per_second else "")
 
 
 def topology(a, links):
@@ -108,7 +109,9 @@ def topology(a, links):
     core in canopy-sim's order (--ranks-per-node CORES: host after host, site after
     site), and host-to-host links: inside a site two host links (INSIDE_US, 1 Gbit/s);
     between sites the pair's link plus the two host links, whose 1 Gbit/s is never the
-    narrower (56-336 Mbit/s). The figures are the XML's, rounded as it writes them, so
+    narrower (56-336 Mbit/s), and port= the hosts' 1 Gbit/s: a message between sites
+    holds its hosts' links for its bytes at that rate, its latency in flight
+    (planner/cost_model.h). The figures are the XML's, rounded as it writes them, so
     the planner prices the platform SMPI simulates with its latency and bandwidth
     factors at 1 (--cfg smpi/lat-factor:0:1 --cfg smpi/bw-factor:0:1)."""
     ranks, nodes = [], []
@@ -121,7 +124,7 @@ def topology(a, links):
         for s in range(a.sites):
             out["links"]["s%d" % s] = hockney(INSIDE_US, 1e9)
     for (i, j), (latency_us, mbps) in links.items():
-        out["links"]["s%d-s%d" % (i, j)] = hockney(float(latency_us) + INSIDE_US, float(mbps) * 1e6)
+        out["links"]["s%d-s%d" % (i, j)] = hockney(float(latency_us) + INSIDE_US, float(mbps) * 1e6, 1e9)
     return out
 
 
