@@ -74,6 +74,11 @@ struct Algorithm {
   // steps, schedule.h) instead of through the ring's entries: a second mechanism on a
   // node, whose price the model knows less well (bring_staged_forward, select.h).
   bool direct = false;
+  // It plans only over a topology with links whose latency does not hold the ports
+  // (port=, CostModel::port_per_byte; topology.h, keeps_latency_in_flight), and declines
+  // elsewhere: reduce-scatter-gather-wide, whose slots buy nothing where a port serves
+  // one message at a time.
+  bool wide_area = false;
 };
 
 // A tree's whole schedule: up to four steps per rank and segment (send, receive,

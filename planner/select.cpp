@@ -65,7 +65,8 @@ bool past_the_valley(const Price& price, const Choice& best) {
 }
 
 // Why `a` declines `q` whatever its segment size, or empty: what every topology-aware
-// algorithm declines, a staged one without a ring over all the ranks, and a direct one
+// algorithm declines, a staged one without a ring over all the ranks, a wide-area one
+// without links that keep their latency in flight, and a direct one
 // without cross-memory attach (a ring made with CANOPY_CMA=off: cma-bcast threw once per
 // segment size of every broadcast's plan). Asked before
 // anything is built or priced, and without an exception: 2 ranks, one communicator's
@@ -78,6 +79,8 @@ std::string declines(const Algorithm& a, const Problem& q) {
     return std::string(a.name) + ": it needs a staging ring over all its ranks (one node, CANOPY_SHM not off)";
   if (a.direct && !q.direct_access)
     return std::string(a.name) + ": it needs cross-memory attach between all its ranks (CANOPY_CMA not off)";
+  if (a.wide_area && !(q.topology && keeps_latency_in_flight(*q.topology)))
+    return std::string(a.name) + ": it needs a topology with links whose latency does not hold the ports (port=)";
   return {};
 }
 

@@ -256,6 +256,12 @@ CostModel slowest_link(const Topology& t, const CostModel& inside, std::int64_t 
   return m;
 }
 
+bool keeps_latency_in_flight(const Topology& t) {
+  for (const CostModel& link : t.links)
+    if (link.port_per_byte > 0) return true;
+  return false;
+}
+
 double busiest_link(const Schedule& s, const Topology& t) {
   if (t.clusters < 2 || s.is_view()) return 0;
   std::vector<std::int64_t> through(static_cast<std::size_t>(t.clusters) * t.clusters, 0);

@@ -79,6 +79,10 @@ CostModel slowest_link(const Topology& t, const CostModel& inside, std::int64_t 
 // 91 ms (bound 140), took 216 ms on average, 344 on the slowest rank.
 double busiest_link(const Schedule& s, const Topology& t);
 
+// Whether some link of `t` keeps its latency in flight (port=, CostModel::port_per_byte):
+// what Algorithm::wide_area needs.
+bool keeps_latency_in_flight(const Topology& t);
+
 // Checks sizes and numbering (throws PlanError naming what is wrong): node and
 // cluster have one entry per rank, are numbered in order of first appearance, every
 // node lies in one cluster, links has clusters^2 entries, slowdowns are positive;

@@ -296,9 +296,7 @@ constexpr const char* kWide = "reduce-scatter-gather-wide";
 
 // reduce-scatter-gather-wide's decline (see the top).
 void require_ports_apart(const Problem& problem) {
-  if (problem.topology)
-    for (const CostModel& link : problem.topology->links)
-      if (link.port_per_byte > 0) return;
+  if (problem.topology && keeps_latency_in_flight(*problem.topology)) return;
   throw PlanError(std::string(kWide) +
                   ": it needs a topology with links whose latency does not hold the ports (port=, as between sites "
                   "far apart); where a port serves one message at a time the slots buy nothing");

@@ -302,10 +302,11 @@ TEST_CASE("Select: rank_plans lists each algorithm once at its best segment size
       const Problem problem = make_problem(c, 12, 5, 50000, 4, true, 0, model);
       const std::vector<Plan> ranked = rank_plans(problem, Request{});
       REQUIRE_FALSE(ranked.empty());
-      // Without a topology the topology-aware algorithms decline, without a staging ring the
-      // staged ones; every other one is ranked.
+      // Without a topology the topology-aware and wide-area algorithms decline, without a
+      // staging ring the staged ones; every other one is ranked.
       std::size_t homogeneous = 0;
-      for (const Algorithm& a : algorithms()) homogeneous += a.collective == c && !a.topology_aware && !a.staged;
+      for (const Algorithm& a : algorithms())
+        homogeneous += a.collective == c && !a.topology_aware && !a.wide_area && !a.staged;
       CHECK(ranked.size() == homogeneous);
       for (std::size_t i = 0; i < ranked.size(); ++i) {
         CAPTURE(i, ranked[i].schedule.algorithm);
