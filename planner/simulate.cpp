@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <unordered_map>
 
 #include "planner/validate.h"
 
@@ -280,9 +281,23 @@ class EventRun {
       const StepRef to = match_.partner[r][i];
       Port& in = ports_[to.rank][recv_port()];
       if (post_[to.rank][to.index] == kUnset || in.queue.empty() || in.queue.front() != to.index) break;
-      const double start = std::max({post_[r][i], post_[to.rank][to.index], out.free, in.free});
+      double start = std::max({post_[r][i], post_[to.rank][to.index], out.free, in.free});
       const std::int64_t bytes = s_.span_bytes(s_.steps[r][i]);
+      // A link whose latency is in flight (port=, CostModel::port_per_byte) frees the
+      // ports before the bytes are through: the next message between the same two
+      // ranks waits for the link to have passed this one's bytes (at the link's rate),
+      // so segments sent one after another over a slow link do not overlap on it.
+      // Between the same two ranks only: both take their messages in program order, so
+      // this is causal whatever order the worklist runs ranks in; messages of other
+      // pairs sharing a link between two sites are not seen (busiest_link bounds them).
+      const bool in_flight = !net_.link(r, to.rank).ports_held_for_transfer() && net_.link(r, to.rank).gap.empty();
+      double* link_free = nullptr;
+      if (in_flight) {
+        link_free = &pair_link_free_[static_cast<std::int64_t>(r) * s_.nranks + to.rank];
+        start = std::max(start, *link_free);
+      }
       const double end = start + net_.transfer(r, to.rank, bytes);
+      if (link_free) *link_free = start + net_.transfer(r, to.rank, bytes) - net_.transfer(r, to.rank, 0);
       timing_[r][i] = timing_[to.rank][to.index] = {start, end};
       // The ports are free again after the occupancy (pLogP's gap), which may be
       // shorter than the time to arrival (its L + gap).
@@ -326,6 +341,7 @@ class EventRun {
   std::vector<std::vector<std::vector<int>>> readers_;  // sends reading acc[segment] since it was written
   std::vector<std::vector<int>> slot_writer_;    // receive that last targeted a slot
   std::vector<std::vector<Port>> ports_;
+  std::unordered_map<std::int64_t, double> pair_link_free_;  // sender x p + receiver: when its link is free
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "planner/cost_model.h"
+#include "planner/topology_json.h"
 #include "planner/tree.h"
 #include "support.h"
 
@@ -355,4 +356,39 @@ TEST_CASE("Simulator: a message spanning segments pays one latency for all their
   // Three: every message pays alpha, one after another on the ports.
   CHECK(three.makespan >= 3 * model.transfer(4000) - 1e-12);
   CHECK(three.makespan - one.makespan >= 1.9e-3);
+}
+
+TEST_CASE("A link whose latency is in flight (port=) frees the ports after the bytes at the cards' rate, and "
+          "passes one message's bytes at a time between two ranks",
+          "[simulate]") {
+  // Two sites 10 ms apart, 1e-7 s a byte end to end, 1e-9 at the cards. Rank 0 sends two
+  // segments of 1000 B to rank 1, and (a broadcast over three ranks, flat) one to each
+  // of two ranks.
+  const auto sites = [](int p) {
+    nlohmann::json t;
+    for (int r = 0; r < p; ++r) t["ranks"].push_back("s" + std::to_string(r));
+    for (int a = 0; a < p; ++a)
+      for (int b = a + 1; b < p; ++b)
+        t["links"]["s" + std::to_string(a) + "-s" + std::to_string(b)] = "hockney:alpha=1e-2,beta=1e-7,port=1e-9";
+    return std::make_shared<const Topology>(topology_from_json(t).topology);
+  };
+  const CostModel model = hockney_model(1e-6, 1e-10, 0);
+  {
+    Problem problem = make_problem(Collective::Bcast, 2, 0, 2000, 1, true, 1000, model);
+    problem.topology = sites(2);
+    const Simulation sim = simulate(plan_with("chain", problem), model, problem.topology.get());
+    REQUIRE(sim.ok);
+    // The second segment's bytes follow the first's on the link: 10 ms + 2 x 0.1 ms. (With
+    // the ports alone it would leave after the first's 1 us at the cards: 10.101 ms.)
+    CHECK(sim.makespan == Approx(1e-2 + 2 * 1000 * 1e-7));
+  }
+  {
+    Problem problem = make_problem(Collective::Bcast, 3, 0, 1000, 1, true, 0, model);
+    problem.topology = sites(3);
+    const Simulation sim = simulate(plan_with("flat", problem), model, problem.topology.get());
+    REQUIRE(sim.ok);
+    // Two links: the second message leaves once the cards have passed the first's bytes
+    // (1 us), its latency in flight beside the first's. (Held throughout: 2 x 10.1 ms.)
+    CHECK(sim.makespan == Approx(1000 * 1e-9 + 1e-2 + 1000 * 1e-7));
+  }
 }
