@@ -178,8 +178,8 @@ const std::vector<Algorithm>& algorithms() {
       {"reduce-scatter-gather-wide", Collective::Reduce, plan_reduce_scatter_gather_wide_reduce,
        "reduce-scatter-gather with every operand in flight at once: one latency a round over links far apart "
        "(a topology with port=); rank-ordered",
-       false, view_reduce_scatter_gather_wide_reduce, nullptr, false, false, false,
-       cut_reduce_scatter_gather_reduce, steps_reduce_scatter_gather_reduce, false, true},
+       false, view_reduce_scatter_gather_wide_reduce, nullptr, false, false, true,
+       cut_reduce_scatter_gather_reduce, steps_reduce_scatter_gather_reduce, false, true, true},
       {"rabenseifner", Collective::Reduce, plan_rabenseifner_reduce,
        "reduce-scatter by recursive halving, gather to the root by recursive doubling (long messages); "
        "rank-ordered",

@@ -79,6 +79,11 @@ struct Algorithm {
   // elsewhere: reduce-scatter-gather-wide, whose slots buy nothing where a port serves
   // one message at a time.
   bool wide_area = false;
+  // Composable over a hierarchy's leaders only (the level plan_upper plans), not inside
+  // a group: its gather leaves the root's result pending when its last step has run,
+  // which a group's level must not (see composable). reduce-scatter-gather-wide: a
+  // leader sends its group's result (group_result_as_input) as it would its input.
+  bool leaders_only = false;
 };
 
 // A tree's whole schedule: up to four steps per rank and segment (send, receive,

@@ -148,7 +148,8 @@ bool price_candidate(const Algorithm& a, const Problem& q, Price& out, std::stri
 }  // namespace
 
 bool simulation_affordable(const Algorithm& algorithm, const Problem& problem) {
-  return algorithm.staged || estimated_whole_steps(algorithm, problem) <= kSimulationBudget;
+  const std::int64_t budget = algorithm.topology_aware ? kTopologySimulationBudget : kSimulationBudget;
+  return algorithm.staged || estimated_whole_steps(algorithm, problem) <= budget;
 }
 
 namespace {
@@ -169,6 +170,9 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
     for (const auto& a : algorithms())
       if (a.collective == problem.collective && !(a.topology_aware && request.homogeneous_only) &&
           !(request.composable_only && !a.composable) &&
+          // A level inside a group is the composable request that is not homogeneous-only
+          // (hierarchy.cpp, level_request): no algorithm composable over leaders only.
+          !(request.composable_only && !request.homogeneous_only && a.leaders_only) &&
           !(a.global && problem.nranks > kGlobalPlanningLimit))
         algos.push_back(&a);
   } else if (const Algorithm* a = find_algorithm(problem.collective, request.algorithm)) {

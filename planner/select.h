@@ -76,10 +76,17 @@ struct Plan {
 // and simulating one of Langou's greedy schedules takes a few milliseconds, and a
 // plan prices up to 15 segment sizes per algorithm.
 constexpr std::int64_t kSimulationBudget = std::int64_t{1} << 14;
+// The same for a topology-aware algorithm (hierarchical, grid-*), which has no formula
+// and no view: beyond its budget it cannot be priced at all. At 1024 ranks over 16
+// sites of 64 the hierarchy fitted kSimulationBudget only up to 4 segments, too few
+// for its level over the 16 leaders to be reduce-scatter-gather-wide (a slice a
+// leader): priced 159 ms there, 69.8 ms at 13 segments within 8 times the budget.
+// canopy-plan --compare of that reduce took 0.41 s against 0.18 (2026-12-06).
+constexpr std::int64_t kTopologySimulationBudget = 8 * kSimulationBudget;
 
 // Whether pricing `algorithm` on `problem` (its segment size as asked) may simulate
-// its whole schedule where no formula is exact: within kSimulationBudget steps as the
-// algorithm estimates them (estimated_whole_steps, registry.h). A staged algorithm
+// its whole schedule where no formula is exact: within kSimulationBudget steps
+// (kTopologySimulationBudget for a topology-aware one) as the algorithm estimates them (estimated_whole_steps, registry.h). A staged algorithm
 // always: its ring spans at most kMaxStagingRanks ranks, and it cuts whole ring entries
 // whatever it is asked, so a plan simulates it once (a 16 MiB reduce on 32 ranks,
 // about 22,000 steps). It has no formula, so it would otherwise not compete there.
