@@ -48,13 +48,15 @@ struct Algorithm {
   // a hierarchy gives it its node levels.
   bool staged = false;
   // It may be a level of a hierarchy (compose_hierarchy, hierarchy.h). Over the leaders
-  // a reduce must be a tree (every rank's partial result flows to one parent) for the
-  // groups to graft onto it; inside a group, the leader's result for a segment must be
+  // a leader sends its group's result where it would send its input
+  // (group_result_as_input); inside a group, the leader's result for a segment must be
   // complete once the leader's last step on it has run, because the level above is
-  // merged in right after that step. reduce-scatter-gather is neither (its gather
-  // receives into the root's accumulator, still pending then); its staged form ends each
-  // segment at the root with a fetch, which completes in place, and runs only inside
-  // one node (never over leaders), so it is composable.
+  // merged in right after that step. reduce-scatter-gather fails the second (its
+  // gather receives into the root's accumulator, still pending then); it was kept off
+  // both, and its wide form is composable over the leaders only (leaders_only, below;
+  // validated on random topologies). Its staged form ends each segment at the root with
+  // a fetch, which completes in place, and runs only inside one node (never over
+  // leaders), so it is composable.
   bool composable = true;
   // The segment size its schedule is cut with when Problem::segment_bytes asks for
   // one: sizes with the same answer plan the same schedule, so the selector prices

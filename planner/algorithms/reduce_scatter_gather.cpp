@@ -41,7 +41,9 @@
 // p x p messages can be simulated: an estimate would not see a node's ranks sharing
 // its card or a site's ranks sharing their links (the simulator does not either;
 // busiest_link then bounds its price, select.cpp). Over many ranks a site the exchange
-// belongs among the sites' leaders (not built).
+// belongs among the sites' leaders: hierarchical may take it as its level over them
+// (Algorithm::leaders_only; 1024 ranks over 16 sites under SMPI: 55.3 ms a 1 MiB
+// reduce, 5.5x the mpich selector).
 //
 // shm-reduce-scatter-gather is the same exchange through the node's staging ring
 // (schedule.h): a rank stages each chunk of its input once for the chunk's owner, the
@@ -260,7 +262,10 @@ std::vector<Step> p2p_steps(const Problem& problem, const Slices& sl, int i, int
   };
   for (const Transfer& tr : transfers) {
     if (tr.send) {
-      if (tr.gather) flush_waiting(), flush();  // the reduced chunk, once its last operand is in
+      if (tr.gather) {  // the reduced chunk, once its last operand is in
+        flush_waiting();
+        flush();
+      }
       out.push_back(Step::send(tr.peer, tr.segment, tr.gather ? Buffer::Accumulator : Buffer::Input));
     } else if (tr.gather) {
       out.push_back(Step::recv_into_accumulator(tr.peer, tr.segment));
