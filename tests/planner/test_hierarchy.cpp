@@ -323,6 +323,40 @@ TEST_CASE("Hierarchy: over links whose latency is in flight (port=), the level o
   CHECK(hierarchical * 1.5 < ecef);
 }
 
+TEST_CASE("Hierarchy: at 1024 ranks over 16 sites the selector simulates the hierarchy in enough segments for "
+          "a slice a leader (kTopologySimulationBudget)",
+          "[hierarchy]") {
+  // 16 sites of 4 nodes of 16 ranks, links between sites as above with port=, inside a
+  // site 25 us and 1 Gbit/s. Within kSimulationBudget the hierarchy could be cut in at
+  // most 4 segments, and 4 slices leave 12 of the 16 leaders nothing to reduce.
+  Topology grid;
+  grid.clusters = 16;
+  for (int r = 0; r < 1024; ++r) {
+    grid.cluster.push_back(r / 64);
+    grid.node.push_back(r / 16);
+  }
+  for (int a = 0; a < 16; ++a)
+    for (int b = 0; b < 16; ++b) {
+      const double f = static_cast<double>((std::min(a, b) * 16 + std::max(a, b)) % 17) / 16;
+      CostModel link = a == b ? hockney_model(25e-6, 8e-9, 0)
+                              : hockney_model(1e-3 + 14e-3 * f, 8.0 / (56e6 + 280e6 * (1 - f)), 0);
+      if (a != b) link.port_per_byte = 8e-9;
+      grid.links.push_back(link);
+    }
+  check_topology(grid);
+  Problem p = make_problem(Collective::Reduce, 1024, 0, (1 << 20) / 8, 8, true, -1, default_model());
+  p.topology = std::make_shared<const Topology>(grid);
+  Request request;
+  request.algorithm = "hierarchical";
+  const std::vector<Choice> ranked = rank_choices(p, request);
+  REQUIRE(ranked.size() == 1);
+  CHECK(ranked.front().exact);
+  const std::int64_t segments = (std::int64_t{1} << 20) / ranked.front().segment_bytes;
+  INFO(segments << " segments, " << ranked.front().predicted << " s");
+  CHECK(segments >= 8);
+  CHECK(ranked.front().predicted < 0.1);  // 69.8 ms at 13 segments; 159 ms at 4
+}
+
 TEST_CASE("Hierarchy: a single cluster of several nodes goes hierarchical by node (one message "
           "between nodes per node and segment); grid-* needs several clusters",
           "[hierarchy]") {
