@@ -172,7 +172,12 @@ ShapeTree flat_shapes(std::int64_t p) {
   return out;
 }
 
-bool tree_price_is_exact(const CostModel& model) { return model.duplex == Duplex::Full && model.overlap; }
+// Not with port= (CostModel::port_per_byte): the simulator then keeps a link's segments
+// between the same two ranks apart (their bytes one after another), which the
+// recurrences do not.
+bool tree_price_is_exact(const CostModel& model) {
+  return model.duplex == Duplex::Full && model.overlap && model.port_per_byte == 0;
+}
 
 // ---- The recurrences ----------------------------------------------------------------
 

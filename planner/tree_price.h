@@ -91,7 +91,7 @@ ShapeTree flat_shapes(std::int64_t p);                           // the root and
 
 // The makespan simulate() gives tree_reduce_schedule / tree_bcast_schedule of such a
 // tree over `segments` (element counts) of `element_bytes` bytes, under `model`:
-// exact when model is full duplex with overlap, an estimate otherwise.
+// exact when model is full duplex with overlap (and no port=), an estimate otherwise.
 double price_tree_reduce(const ShapeTree& tree, const std::vector<Segment>& segments, std::int64_t element_bytes,
                          const CostModel& model);
 double price_tree_bcast(const ShapeTree& tree, const std::vector<Segment>& segments, std::int64_t element_bytes,

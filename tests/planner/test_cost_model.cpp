@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "planner/cost_model.h"
+#include "planner/tree_price.h"
 
 using namespace canopy::planner;
 
@@ -121,6 +122,10 @@ TEST_CASE("Cost model: port= holds the ports for the bytes at the cards' rate, t
   CHECK(held.occupancy(1000) == held.transfer(1000));  // Langou's: the whole transfer
   CHECK(held.ports_held_for_transfer());
   CHECK_FALSE(held == wan);  // plans made under one are not the other's (the shim's plan cache)
+  // The trees' recurrences are exact under full duplex with overlap, not with port= (the
+  // simulator keeps a link's segments between two ranks apart, they do not).
+  CHECK(tree_price_is_exact(parse_model("hockney:alpha=1e-2,beta=8e-8,duplex=full,overlap=1")));
+  CHECK_FALSE(tree_price_is_exact(parse_model("hockney:alpha=1e-2,beta=8e-8,port=8e-9,duplex=full,overlap=1")));
 }
 
 TEST_CASE("Cost model: a bad spec throws std::invalid_argument naming the bad key or value",
