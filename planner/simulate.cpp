@@ -290,14 +290,14 @@ class EventRun {
       // Between the same two ranks only: both take their messages in program order, so
       // this is causal whatever order the worklist runs ranks in; messages of other
       // pairs sharing a link between two sites are not seen (busiest_link bounds them).
-      const bool in_flight = !net_.link(r, to.rank).ports_held_for_transfer() && net_.link(r, to.rank).gap.empty();
+      const CostModel& link = net_.link(r, to.rank);
       double* link_free = nullptr;
-      if (in_flight) {
+      if (!link.ports_held_for_transfer() && link.gap.empty()) {
         link_free = &pair_link_free_[static_cast<std::int64_t>(r) * s_.nranks + to.rank];
         start = std::max(start, *link_free);
       }
       const double end = start + net_.transfer(r, to.rank, bytes);
-      if (link_free) *link_free = start + net_.transfer(r, to.rank, bytes) - net_.transfer(r, to.rank, 0);
+      if (link_free) *link_free = end - net_.transfer(r, to.rank, 0);  // the bytes through, not the latency
       timing_[r][i] = timing_[to.rank][to.index] = {start, end};
       // The ports are free again after the occupancy (pLogP's gap), which may be
       // shorter than the time to arrival (its L + gap).

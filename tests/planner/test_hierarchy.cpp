@@ -87,6 +87,28 @@ std::shared_ptr<const Topology> testbed() {
 // ---- Problems and algorithms -------------------------------------------------------
 
 // 840 = lcm(1..8) elements of 8 bytes: `segments` equal segments for 1..8.
+// 16 sites of `per_site` ranks on nodes of `per_node`, 1-15 ms and 56-336 Mbit/s apart
+// (gridgen.py's ranges, spread evenly) behind 1 Gbit/s cards whose links keep their
+// latency in flight (port=); inside a site 25 us and 1 Gbit/s, as gridgen.py draws.
+std::shared_ptr<const Topology> sixteen_sites_apart(int per_site, int per_node) {
+  Topology t;
+  t.clusters = 16;
+  for (int r = 0; r < 16 * per_site; ++r) {
+    t.cluster.push_back(r / per_site);
+    t.node.push_back(r / per_node);
+  }
+  for (int a = 0; a < 16; ++a)
+    for (int b = 0; b < 16; ++b) {
+      const double f = static_cast<double>((std::min(a, b) * 16 + std::max(a, b)) % 17) / 16;
+      CostModel link = a == b ? hockney_model(25e-6, 8e-9, 0)
+                              : hockney_model(1e-3 + 14e-3 * f, 8.0 / (56e6 + 280e6 * (1 - f)), 0);
+      if (a != b) link.port_per_byte = 8e-9;
+      t.links.push_back(link);
+    }
+  check_topology(t);
+  return std::make_shared<const Topology>(t);
+}
+
 Problem problem_on(std::shared_ptr<const Topology> t, Collective c, int root, int segments,
                    const CostModel& model = default_model()) {
   const std::int64_t count = 840;
@@ -296,21 +318,7 @@ TEST_CASE("Hierarchy: over links whose latency is in flight (port=), the level o
   // cards (gridgen.py's ranges, spread evenly); 1 MiB of doubles to rank 0 in 16
   // segments, a slice a leader. SMPI measured auto there (hierarchical) at 46.0 ms a
   // call, grid-ecef-lat-max at 109.8 and its mpich selector at 294.9 (docs/simulation.md).
-  Topology sites;
-  sites.clusters = 16;
-  for (int r = 0; r < 64; ++r) {
-    sites.cluster.push_back(r / 4);
-    sites.node.push_back(r / 4);
-  }
-  for (int a = 0; a < 16; ++a)
-    for (int b = 0; b < 16; ++b) {
-      const double f = static_cast<double>((std::min(a, b) * 16 + std::max(a, b)) % 17) / 16;
-      CostModel link = a == b ? lan() : hockney_model(1e-3 + 14e-3 * f, 8.0 / (56e6 + 280e6 * (1 - f)), 0);
-      if (a != b) link.port_per_byte = 8e-9;
-      sites.links.push_back(link);
-    }
-  check_topology(sites);
-  const auto t = std::make_shared<const Topology>(sites);
+  const auto t = sixteen_sites_apart(4, 4);
   Problem p = make_problem(Collective::Reduce, 64, 0, (1 << 20) / 8, 8, true, (1 << 20) / 16, default_model());
   p.topology = t;
   const Plan upper = plan_upper(p, make_hierarchy(p, hierarchy_groups(*t)));
@@ -326,26 +334,11 @@ TEST_CASE("Hierarchy: over links whose latency is in flight (port=), the level o
 TEST_CASE("Hierarchy: at 1024 ranks over 16 sites the selector simulates the hierarchy in enough segments for "
           "a slice a leader (kTopologySimulationBudget)",
           "[hierarchy]") {
-  // 16 sites of 4 nodes of 16 ranks, links between sites as above with port=, inside a
-  // site 25 us and 1 Gbit/s. Within kSimulationBudget the hierarchy could be cut in at
-  // most 4 segments, and 4 slices leave 12 of the 16 leaders nothing to reduce.
-  Topology grid;
-  grid.clusters = 16;
-  for (int r = 0; r < 1024; ++r) {
-    grid.cluster.push_back(r / 64);
-    grid.node.push_back(r / 16);
-  }
-  for (int a = 0; a < 16; ++a)
-    for (int b = 0; b < 16; ++b) {
-      const double f = static_cast<double>((std::min(a, b) * 16 + std::max(a, b)) % 17) / 16;
-      CostModel link = a == b ? hockney_model(25e-6, 8e-9, 0)
-                              : hockney_model(1e-3 + 14e-3 * f, 8.0 / (56e6 + 280e6 * (1 - f)), 0);
-      if (a != b) link.port_per_byte = 8e-9;
-      grid.links.push_back(link);
-    }
-  check_topology(grid);
+  // 16 sites of 4 nodes of 16 ranks (sixteen_sites_apart). Within kSimulationBudget the
+  // hierarchy could be cut in at most 4 segments, and 4 slices leave 12 of the 16
+  // leaders nothing to reduce.
   Problem p = make_problem(Collective::Reduce, 1024, 0, (1 << 20) / 8, 8, true, -1, default_model());
-  p.topology = std::make_shared<const Topology>(grid);
+  p.topology = sixteen_sites_apart(64, 16);
   Request request;
   request.algorithm = "hierarchical";
   const std::vector<Choice> ranked = rank_choices(p, request);
