@@ -104,7 +104,9 @@ Problem upper_problem(const Problem& problem, const Hierarchy& h) {
 }
 
 Problem lower_problem(const Problem& problem, const Hierarchy& h, int group) {
-  return level_problem(problem, h.members[group], h.leader_index(group));
+  Problem lower = level_problem(problem, h.members[group], h.leader_index(group));
+  lower.inside_group = true;
+  return lower;
 }
 
 // ---- Remembered level plans -------------------------------------------------------
@@ -141,7 +143,7 @@ std::string plan_key(const Problem& p, const Request& r) {
                          std::int64_t{p.root}, p.count, p.element_bytes, std::int64_t{p.commutative},
                          p.segment_bytes, std::int64_t{p.limit}, r.segment_bytes, std::int64_t{r.homogeneous_only},
                          std::int64_t{r.composable_only}, std::int64_t{p.staging_entries}, p.staging_entry_bytes,
-                         std::int64_t{p.direct_access}})
+                         std::int64_t{p.direct_access}, std::int64_t{p.inside_group}})
     put(key, v);
   key += "|";
   for (std::int64_t c : p.segment_counts) put(key, c);

@@ -45,6 +45,12 @@ struct Problem {
   // Whether the ranks of that ring may also read and write each other's memory
   // (cross-memory attach, CANOPY_CMA): the cma-* algorithms decline without it.
   bool direct_access = false;
+  // It is a group's level inside a hierarchy (lower_problem, hierarchy.h), or a level of
+  // one (a hierarchy inside a group plans its own levels from it): the root's result for
+  // a segment must be complete once its last step on it has run, because the level
+  // above is merged in right there. Algorithms composable over leaders only
+  // (Algorithm::leaders_only) are not candidates for it, at any depth.
+  bool inside_group = false;
 
   std::int64_t bytes() const { return count * element_bytes; }
 };

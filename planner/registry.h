@@ -85,6 +85,10 @@ struct Algorithm {
   // a group: its gather leaves the root's result pending when its last step has run,
   // which a group's level must not (see composable). reduce-scatter-gather-wide: a
   // leader sends its group's result (group_result_as_input) as it would its input.
+  // Not over the leaders of a hierarchy that is itself a group's level either
+  // (Problem::inside_group): a group of several nodes inside a site took it over its
+  // nodes' leaders, and the site's level above found the result pending (the validator
+  // refused 14 composed reduces of random topologies with port= on every link).
   bool leaders_only = false;
 };
 

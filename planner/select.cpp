@@ -170,9 +170,9 @@ std::vector<Choice> rank_choices(const Problem& original, const Request& request
     for (const auto& a : algorithms())
       if (a.collective == problem.collective && !(a.topology_aware && request.homogeneous_only) &&
           !(request.composable_only && !a.composable) &&
-          // A level inside a group is the composable request that is not homogeneous-only
-          // (hierarchy.cpp, level_request): no algorithm composable over leaders only.
-          !(request.composable_only && !request.homogeneous_only && a.leaders_only) &&
+          // Inside a group (Problem::inside_group), at any depth of hierarchies: no
+          // algorithm composable over leaders only.
+          !(problem.inside_group && a.leaders_only) &&
           !(a.global && problem.nranks > kGlobalPlanningLimit))
         algos.push_back(&a);
   } else if (const Algorithm* a = find_algorithm(problem.collective, request.algorithm)) {
