@@ -62,7 +62,7 @@ TEST_CASE("config file: settings and rules are read", "[config]") {
   CHECK(file.rules[1].origin == "rules[1] of example.json");
 }
 
-TEST_CASE("config file: rules choose by collective, size and ranks; first match per field", "[config]") {
+TEST_CASE("config file: rules choose by collective, size and ranks, first match per field", "[config]") {
   TempFile f(kExample);
   const auto r = parse_settings({{"CANOPY_CONFIG", f.path}});
   REQUIRE(r.errors.empty());

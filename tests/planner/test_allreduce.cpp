@@ -306,7 +306,7 @@ TEST_CASE("Rabenseifner sends one message a round, as MPICH does, not one a slic
   CHECK(sends == 20);
 }
 
-TEST_CASE("Rabenseifner's reduce validates: p = 1..17, every root, commutative or not, capped or not; and "
+TEST_CASE("Rabenseifner's reduce validates: p = 1..17, every root, commutative or not, capped or not, and "
           "simulates under half-duplex ports",
           "[allreduce][rabenseifner]") {
   Sweep sweep;

@@ -103,7 +103,7 @@ TEST_CASE("Flat reduce (derived for 001's unidirectional model): (p-1)(q alpha +
 }
 
 TEST_CASE("Chain reduce = Langou 001's pipeline: ((p-1) + 2(q-1))(alpha + beta s) exactly with "
-          "gamma = 0, any root; with gamma > 0 the exact critical path "
+          "gamma = 0, any root, with gamma > 0 the exact critical path "
           "(p-1)(T+G) + (q-1)(2T+G), below Langou's ((p-1) + 2(q-1))(T + G)",
           "[baselines][closed-form][pipeline]") {
   const double alpha = 3, beta = 0.25;
@@ -174,7 +174,7 @@ TEST_CASE("Chain reduce, non-commutative, root inside: two rank-ordered arms, op
 }
 
 TEST_CASE("Binary reduce (Langou 001): (2(N-1) + 4(q-1))(alpha + beta s + gamma s), N = "
-          "ceil(log2(p+1)), bounds every case and is exact for q = 1 on perfect trees; there the "
+          "ceil(log2(p+1)), bounds every case and is exact for q = 1 on perfect trees, there the "
           "exact form is 2(N-1)(T+G) + (q-1)(3T+2G)",
           "[baselines][closed-form][binary]") {
   const double alpha = 1, beta = 0.25;

@@ -60,7 +60,7 @@ TEST_CASE("flat, chain, binary and scatter-allgather bcast validate and simulate
             }
 }
 
-TEST_CASE("Flat tree bcast (004 Table 1: L + (P-1) g(m); segmented: L + (P-1) g(s) k): "
+TEST_CASE("Flat tree bcast (004 Table 1: L + (P-1) g(m), segmented: L + (P-1) g(s) k): "
           "(p-1)(q alpha + beta m) in either duplex mode",
           "[bcast][closed-form]") {
   const double alpha = 3, beta = 0.25;
@@ -77,7 +77,7 @@ TEST_CASE("Flat tree bcast (004 Table 1: L + (P-1) g(m); segmented: L + (P-1) g(
 }
 
 TEST_CASE("Segmented chain bcast (004 Table 1: (P-1)(g(s) + L) + g(s)(k-1)): full duplex "
-          "(p-1 + q-1)(alpha + beta s); half duplex a forwarding rank's one port carries both "
+          "(p-1 + q-1)(alpha + beta s), half duplex a forwarding rank's one port carries both "
           "directions: ((p-1) + 2(q-1))(alpha + beta s)",
           "[bcast][closed-form][pipeline]") {
   const double alpha = 3, beta = 0.25;
@@ -99,7 +99,7 @@ TEST_CASE("Segmented chain bcast (004 Table 1: (P-1)(g(s) + L) + g(s)(k-1)): ful
 }
 
 TEST_CASE("Binary tree bcast (004 Table 1: <= ceil(log2 P)(2 g(m) + L)): the rank reached through "
-          "second children waits most; exact on perfect trees, 2 floor(log2 p) g(m); segmented "
+          "second children waits most, exact on perfect trees, 2 floor(log2 p) g(m), segmented "
           "perfect trees: 2(N-1) + 3(q-1) steps half duplex, 2(N-1) + 2(q-1) full duplex",
           "[bcast][closed-form][binary]") {
   const double alpha = 3, beta = 0.25;
@@ -142,7 +142,7 @@ TEST_CASE("Binary tree bcast (004 Table 1: <= ceil(log2 P)(2 g(m) + L)): the ran
 }
 
 TEST_CASE("Segmented binomial bcast (004 Table 1: ceil(log2 P) L + floor(log2 P) g(s) k): the root "
-          "sends every segment ceil(log2 p) times, ceil(log2 p) q g(s) in either duplex mode; 004's "
+          "sends every segment ceil(log2 p) times, ceil(log2 p) q g(s) in either duplex mode, 004's "
           "floor agrees for powers of two",
           "[bcast][closed-form][binomial]") {
   const double alpha = 1, beta = 0.5;
@@ -190,7 +190,7 @@ TEST_CASE("Scatter-allgather (004 Table 1, Scatter/Collection: (log2 P + P - 1) 
 }
 
 TEST_CASE("Scatter-allgather, half duplex: between the root's 2(p-1) block transfers and "
-          "3(p-1) of them; every rank receives every block once",
+          "3(p-1) of them, every rank receives every block once",
           "[bcast][scatter-allgather]") {
   for (int p = 1; p <= 33; ++p) {
     CAPTURE(p);
@@ -210,8 +210,8 @@ TEST_CASE("Scatter-allgather, half duplex: between the root's 2(p-1) block trans
   }
 }
 
-TEST_CASE("Scatter-allgather with fewer elements than ranks uses count blocks; segment sizes cut "
-          "each block; an explicit layout is grouped into blocks",
+TEST_CASE("Scatter-allgather with fewer elements than ranks uses count blocks, segment sizes cut "
+          "each block, an explicit layout is grouped into blocks",
           "[bcast][scatter-allgather]") {
   const CostModel model = hockney_model(1, 0.5, 0);
   for (int p : {2, 5, 16, 33})
@@ -234,7 +234,7 @@ TEST_CASE("Scatter-allgather with fewer elements than ranks uses count blocks; s
   CHECK(segment_counts_of(grouped.segments) == explicit_layout.segment_counts);
 }
 
-TEST_CASE("Scatter-allgather's price: under pLogP a lower bound within 25% of the simulated makespan; "
+TEST_CASE("Scatter-allgather's price: under pLogP a lower bound within 25% of the simulated makespan, "
           "under hockney with full duplex the simulated makespan itself, on random instances",
           "[bcast][scatter-allgather][price]") {
   const Algorithm* a = find_algorithm(Collective::Bcast, "scatter-allgather");

@@ -82,7 +82,7 @@ TEST_CASE("Binomial bcast (Langou 001, binomial tree) validates for p = 1..33, e
           }
 }
 
-TEST_CASE("Binomial tree (Definition 12 of 000; Langou 001): ceil(log2 p) rounds at the root, "
+TEST_CASE("Binomial tree (Definition 12 of 000, Langou 001): ceil(log2 p) rounds at the root, "
           "p-1 messages per segment, one forwarding message more for a non-commutative op whose "
           "root is not rank 0",
           "[binomial]") {

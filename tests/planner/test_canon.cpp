@@ -393,7 +393,7 @@ TEST_CASE("Proposition 16: a Fibonacci tree of order k reduces F(k+2) elements i
   CHECK(cn::fibonacci_tree(0).size() == 1);
 }
 
-TEST_CASE("Definition 15 as printed contradicts Proposition 16; the proof's reading is used", "[canon]") {
+TEST_CASE("Definition 15 as printed contradicts Proposition 16, the proof's reading is used", "[canon]") {
   // Printed: order k is an order k-2 tree whose sink receives from an order k-1
   // tree's sink. For k = 2 that is a chain of three machines, which takes 2(d + c),
   // not the d + max(d, c) + c of Proposition 16 (whose basis sends two elements

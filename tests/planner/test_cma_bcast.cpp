@@ -97,7 +97,7 @@ TEST_CASE("cma-bcast takes (p-1) direct copies of a share: the root's writes and
   }
 }
 
-TEST_CASE("A direct copy costs a system call and 1.35 local copies per byte; nothing per byte where copies are free",
+TEST_CASE("A direct copy costs a system call and 1.35 local copies per byte, nothing per byte where copies are free",
           "[cma-bcast][cost-model]") {
   CostModel m = default_model();
   m.copy_per_byte = 2e-10;

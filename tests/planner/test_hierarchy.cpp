@@ -225,7 +225,7 @@ TEST_CASE("Hierarchy: compose_hierarchy refuses levels that do not fit", "[hiera
 // ---- Registry ----------------------------------------------------------------------
 
 TEST_CASE("Hierarchy: hierarchical and one grid-* row per heuristic, for both collectives, all "
-          "topology-aware; homogeneous_only leaves them out",
+          "topology-aware, homogeneous_only leaves them out",
           "[hierarchy]") {
   for (Collective c : {Collective::Reduce, Collective::Bcast}) {
     for (const std::string& name : topology_aware_names()) {
@@ -280,7 +280,7 @@ TEST_CASE("Hierarchy: on random multi-cluster topologies every hierarchical and 
 }
 
 TEST_CASE("Hierarchy: over links whose latency is in flight (port=), the level over the leaders may be "
-          "reduce-scatter-gather-wide; every such reduce validates, and over 16 sites of 4 ranks it is that "
+          "reduce-scatter-gather-wide, every such reduce validates, and over 16 sites of 4 ranks it is that "
           "exchange",
           "[hierarchy]") {
   // Random topologies with port= on every link, inside the clusters too: the exchange is
@@ -351,7 +351,7 @@ TEST_CASE("Hierarchy: at 1024 ranks over 16 sites the selector simulates the hie
 }
 
 TEST_CASE("Hierarchy: a single cluster of several nodes goes hierarchical by node (one message "
-          "between nodes per node and segment); grid-* needs several clusters",
+          "between nodes per node and segment), grid-* needs several clusters",
           "[hierarchy]") {
   // Ranks round-robin over 3 nodes: 0,3,6 | 1,4,7 | 2,5,8.
   Topology one;
@@ -574,7 +574,7 @@ std::pair<int, int> staging_reads(const Schedule& s, const Topology& t) {
 
 }  // namespace
 
-TEST_CASE("Hierarchy: with a ring on each node, the node levels stage; every schedule validates, "
+TEST_CASE("Hierarchy: with a ring on each node, the node levels stage, every schedule validates, "
           "simulates, reads staged data only on its own node, and still crosses each wide-area link once",
           "[hierarchy][staging]") {
   std::mt19937 rng(test_seed() + 7);
@@ -816,7 +816,7 @@ TEST_CASE("Hierarchy: two packages of two ranks, one segment, ring on the node: 
 }
 
 TEST_CASE("Hierarchy: a staged read from another package costs at least that link's bytes (not its "
-          "per-message alpha); from the same package, the copy",
+          "per-message alpha), from the same package, the copy",
           "[hierarchy][staging]") {
   const CostModel slow = link_mbit(5e-6, 4000);
   const auto t = two_packages(2, slow);

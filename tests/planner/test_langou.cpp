@@ -130,7 +130,7 @@ TEST_CASE("Langou 001, greedy tree with one segment and gamma = 0: ceil(log2 p)(
 }
 
 TEST_CASE("Langou 001, greedy-segmented and greedy-bidirectional validate for p = 1..33, several "
-          "roots, counts 0, 1, 7, 100, uniform and explicit layouts; non-commutative: declined "
+          "roots, counts 0, 1, 7, 100, uniform and explicit layouts, non-commutative: declined "
           "(PlanError) for p >= 4, valid when accepted",
           "[langou][greedy][validate]") {
   const std::vector<CostModel> models = {hockney_model(1, 0.5, 0.25), default_model()};
@@ -291,7 +291,7 @@ TEST_CASE("Langou 001, greedy and rank order: the C code pairs rank r with r + z
 }
 
 TEST_CASE("Langou 001, greedy and rank order: no relabelling of the ranks repairs it once the "
-          "segments' trees differ (exhaustive: p = 6, q = 2 and p = 8, q = 3; p = 4, q = 1 has 8)",
+          "segments' trees differ (exhaustive: p = 6, q = 2 and p = 8, q = 3, p = 4, q = 1 has 8)",
           "[langou][greedy][noncommutative]") {
   auto relabellings = [](int p, int q) {
     const GreedyRun run = greedy_unidirectional(p, equal_costs(q, 1.0, 0.0));
@@ -451,7 +451,7 @@ TEST_CASE("Langou 001, bidirectional greedy: the conjectured (ceil(log2 p) + q -
 }
 
 TEST_CASE("Langou 001, bidirectional greedy (full duplex, no overlap): never slower than binomial, "
-          "chain or binary at the same uniform segmentation nor at their best (measured; 001 "
+          "chain or binary at the same uniform segmentation nor at their best (measured, 001 "
           "states no theorem for it)",
           "[langou][greedy][bidirectional][theorem]") {
   const char* others[] = {"binomial", "chain", "binary"};

@@ -149,7 +149,7 @@ TEST_CASE("reduce-scatter-gather-wide over sixteen sites far apart: one latency 
   CHECK(ranked.front().exact);
 }
 
-TEST_CASE("shm-flat: every other rank stages each chunk of its input once, the root alone combines them; on two "
+TEST_CASE("shm-flat: every other rank stages each chunk of its input once, the root alone combines them, on two "
           "ranks it is the split root_share picks when a reduction costs under two copies",
           "[reduce-scatter-gather]") {
   const int p = 5, root = 3;
@@ -469,7 +469,7 @@ TEST_CASE("The staging ring is offered to 2..32 ranks: at most 4 MiB per rank", 
   CHECK(validate(plan_with("shm-reduce-scatter-gather", problem)).ok);
 }
 
-TEST_CASE("The ring of a 2-rank node holds its 1 MiB in 8 entries of 128 KiB, larger chunks; other nodes in 64 KiB "
+TEST_CASE("The ring of a 2-rank node holds its 1 MiB in 8 entries of 128 KiB, larger chunks, other nodes in 64 KiB "
           "entries, at least 2p",
           "[reduce-scatter-gather]") {
   CHECK(staging_entries_for(2) == 8);

@@ -51,7 +51,7 @@ TEST_CASE("Segments: uniform segmentation s_i = s (Langou 001) covers the count 
       }
 }
 
-TEST_CASE("Segments: never more than kMaxSegments (the executor's tag space); segments grow instead",
+TEST_CASE("Segments: never more than kMaxSegments (the executor's tag space), segments grow instead",
           "[segments]") {
   for (std::int64_t count : {kMaxSegments - 1, kMaxSegments, kMaxSegments + 1, 2 * kMaxSegments + 5,
                              std::int64_t{1} << 33}) {
@@ -92,7 +92,7 @@ TEST_CASE("Segments: a single segment of more than kMaxSegmentCount elements is 
   CHECK(segs.size() == 4u);
 }
 
-TEST_CASE("Segments: an explicit layout (Langou 001, nonuniform segmentation s_i) is used as given; "
+TEST_CASE("Segments: an explicit layout (Langou 001, nonuniform segmentation s_i) is used as given, "
           "empty means uniform from segment_bytes",
           "[segments]") {
   Problem p;
@@ -109,7 +109,7 @@ TEST_CASE("Segments: an explicit layout (Langou 001, nonuniform segmentation s_i
 }
 
 TEST_CASE("Segments: an explicit layout must cover the count with segments of 1..kMaxSegmentCount "
-          "elements, at most kMaxSegments of them; check_problem rejects one that does not",
+          "elements, at most kMaxSegments of them, check_problem rejects one that does not",
           "[segments]") {
   Problem p;
   p.count = 10;

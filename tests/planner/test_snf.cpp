@@ -181,7 +181,7 @@ TEST_CASE("EP on equal times takes ceil(log2 n) rounds, the homogeneous optimum"
   }
 }
 
-TEST_CASE("Inequality (1) accepts idle gaps and rejects overcommitment; EP starts as early as it allows", "[snf]") {
+TEST_CASE("Inequality (1) accepts idle gaps and rejects overcommitment, EP starts as early as it allows", "[snf]") {
   // Three equal senders among 4 processors: two start at 0, the third as soon as one
   // of them ends.
   const std::vector<double> t = {3, 3, 3};

@@ -446,7 +446,7 @@ TEST_CASE("Topology: packages are checked, restricted, described, and price mess
   CHECK(&Network(shm, &t).link(0, 1) == &shm);
 }
 
-TEST_CASE("Topology JSON: packages are labels within the rank's node; package_link a model spec",
+TEST_CASE("Topology JSON: packages are labels within the rank's node, package_link a model spec",
           "[topology][packages]") {
   const TopologyFile file = topology_from_json(json::parse(R"({
     "ranks": ["a", "a", "a", "a", "a", "a"],

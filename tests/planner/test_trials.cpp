@@ -108,7 +108,7 @@ TEST_CASE("Trials: calls that touched new memory are measured only where nothing
   CHECK(t.round_means()[1] == Approx(6e-6));
 }
 
-TEST_CASE("Trials: a far slower candidate goes after its first batch (long calls: its first call); a clear "
+TEST_CASE("Trials: a far slower candidate goes after its first batch (long calls: its first call), a clear "
           "winner decides at once",
           "[trials]") {
   TrialSettings s;
@@ -171,7 +171,7 @@ TEST_CASE("Trials: long calls' first call is not measured, so a cold first call 
   CHECK_FALSE(Trials(1, 0, s).settling());
 }
 
-TEST_CASE("Trials: one candidate needs no trial; batches follow the predicted time; native runs last in a round",
+TEST_CASE("Trials: one candidate needs no trial, batches follow the predicted time, native runs last in a round",
           "[trials]") {
   Trials t(1, 0, TrialSettings{});
   CHECK(t.decided());
@@ -209,7 +209,7 @@ TEST_CASE("Trials: one candidate needs no trial; batches follow the predicted ti
   CHECK(trial_batch(1e-6, 16, 64) == 16);
 }
 
-TEST_CASE("Trials: each candidate runs its own batch; only the ring's candidates fill the ring", "[trials]") {
+TEST_CASE("Trials: each candidate runs its own batch, only the ring's candidates fill the ring", "[trials]") {
   // A ring schedule (batch 8: four fills), a point-to-point one and native (batch 3):
   // a measured round is 8 + 3 + 4 calls, each batch's first call unmeasured, and
   // native's first two in its first batch (one call longer).
@@ -261,7 +261,7 @@ TEST_CASE("Trials: each candidate runs its own batch; only the ring's candidates
   CHECK_FALSE(Trials(2, 1, longs).settling());
 }
 
-TEST_CASE("Trials: each candidate's batch follows its own price; native's the best point-to-point schedule's",
+TEST_CASE("Trials: each candidate's batch follows its own price, native's the best point-to-point schedule's",
           "[trials]") {
   // 2 ranks, 256 KiB reduce: the ring's schedule priced 8 us in 6 stages through 16
   // entries, a point-to-point one 60 us, native; the best point-to-point price 60 us.
@@ -1028,7 +1028,7 @@ TEST_CASE("Trials: with native_first and long calls, the rounds begin after nati
 }
 
 TEST_CASE("Trials: where the rounds begin, long schedules priced over `clear` times native's agreed mean are not "
-          "trialled; none left, native is decided",
+          "trialled, none left, native is decided",
           "[trials]") {
   // 1024 simulated ranks, a 1 MiB reduce (trials.h): schedules priced 1.42 and 1.80 ms,
   // native's first calls 0.5 ms a call.

@@ -268,7 +268,7 @@ TEST_CASE("bench report: Canopy's algorithm has the most calls over roots and re
   }
 }
 
-TEST_CASE("bench report: the learned model's prediction (CANOPY_LEARN) is the one scored, the plan's beside it; "
+TEST_CASE("bench report: the learned model's prediction (CANOPY_LEARN) is the one scored, the plan's beside it, "
           "every size at least 0.97x native is said") {
   RunData run = reduce_run({50}, {12});
   ReportKind learned = kind("MPI_Reduce", 4096, 0, "binomial", 40, 20e-6);
@@ -493,7 +493,7 @@ TEST_CASE("bench report: sizes read as people write them") {
   CHECK(human_bytes(std::int64_t{3} << 30) == "3 GiB");
 }
 
-TEST_CASE("bench report: Canopy's JSON report is read; a bad one is an error naming the file") {
+TEST_CASE("bench report: Canopy's JSON report is read, a bad one is an error naming the file") {
   const json report = {
       {"canopy_version", "0.1.0"},
       {"kinds",
