@@ -16,6 +16,7 @@ Schedule plan_binary_bcast(const Problem&);
 Schedule plan_greedy_segmented_reduce(const Problem&);
 Schedule plan_greedy_bidirectional_reduce(const Problem&);
 Schedule plan_scatter_allgather_bcast(const Problem&);
+Schedule plan_scatter_allgather_wide_bcast(const Problem&);
 Schedule plan_greedy_reduce(const Problem&);
 Schedule plan_greedy_transfers_reduce(const Problem&);
 Schedule plan_greedy_reducers_reduce(const Problem&);
@@ -101,6 +102,7 @@ Schedule view_binary_bcast(const Problem&, int rank);
 Schedule view_scatter_allgather_bcast(const Problem&, int rank);
 Schedule view_reduce_scatter_gather_reduce(const Problem&, int rank);
 Schedule view_reduce_scatter_gather_wide_reduce(const Problem&, int rank);
+Schedule view_scatter_allgather_wide_bcast(const Problem&, int rank);
 
 // Topology-aware (Algorithm::topology_aware): algorithms/hierarchical.cpp, algorithms/grid.cpp.
 Schedule plan_hierarchical_reduce(const Problem&);
@@ -216,6 +218,12 @@ const std::vector<Algorithm>& algorithms() {
       {"scatter-allgather", Collective::Bcast, plan_scatter_allgather_bcast,
        "van de Geijn: binomial scatter of p blocks, then a ring allgather", false, view_scatter_allgather_bcast,
        price_scatter_allgather_bcast, false, false, true, nullptr, steps_scatter_allgather_bcast},
+      // Priced only by simulating it, as reduce-scatter-gather-wide (above).
+      {"scatter-allgather-wide", Collective::Bcast, plan_scatter_allgather_wide_bcast,
+       "the root sends a block to every other rank, each sends its block to all the others, every message in "
+       "flight at once: two latencies over links far apart (a topology with port=)",
+       false, view_scatter_allgather_wide_bcast, nullptr, false, false, true, nullptr, steps_scatter_allgather_bcast,
+       false, true},
       {"shm-bcast", Collective::Bcast, plan_shm_bcast_bcast,
        "the root stages each chunk once in the node's staging ring, every rank copies it out; one node (or a "
        "hierarchy's node level)",

@@ -42,15 +42,48 @@
 //    bandwidth term; and block 0 crosses p-1 hops of the ring one after the other,
 //    004's (P-1) L latency term (tests/planner/test_bcast_algorithms.cpp measures how
 //    close the estimate comes).
+//
+// scatter-allgather-wide is the same broadcast for sites far apart, with every message
+// in flight at once (the broadcast's counterpart of reduce-scatter-gather-wide). Over
+// links whose latency does not hold the ports (port=, cost_model.h) a binomial scatter
+// pays a wide-area latency per level and the ring one per hop (p - 1 of them, 1-15 ms
+// each on the generated grids); sent directly, the scatter pays one and the allgather
+// one. Decisions:
+//  * Blocks: k = min(p - 1, count) blocks (or of the layout's segments), block b owned by
+//    relative rank b + 1. The root keeps none, so its card sends the message once: with
+//    a block of its own it would send that block to every rank, about twice the bytes.
+//  * Scatter: the root sends block b to its owner, b = 0, 1, ...
+//  * Allgather: the owner v of a block sends it to every other non-root rank, in rounds
+//    s = 1 .. p-2 to the rank s after it among 1 .. p-1 (cyclically), so that no rank
+//    is everyone's first destination; it receives the others' blocks in the same
+//    rounds, from the rank s before it, the order in which they are sent to it.
+//  * Program order: its own block, its sends of it, then the others' blocks. A
+//    hierarchy merges a group's broadcast of a segment after the leader's last step on
+//    it (merge_after): with the others' receives before its own sends, a leader's group
+//    sends of another's block would wait for that block ahead of its own forwarding, and
+//    leaders waiting on each other that way deadlock. The price of this order in the
+//    executor: the others' receives are posted once the own block has arrived (a send
+//    waits for its data), so a block that reaches its owner earlier waits for its
+//    receiver's to arrive.
+//  * Full duplex only: a port serving sends and receives in program order
+//    (duplex=half) would have every rank sending to one that is sending too. Declines
+//    there, and without a port= link (as reduce-scatter-gather-wide: where a port
+//    serves one message at a time, latency included, nothing is gained).
+//  * Priced only by simulation (p x p messages; an estimate would not see ranks sharing
+//    a card or a site's link, which busiest_link bounds in the selector).
 #include <algorithm>
 #include <string>
 
 #include "planner/segments.h"
+#include "planner/topology.h"
 #include "planner/tree.h"
 
 namespace canopy::planner {
 
 namespace {
+
+constexpr const char* kName = "scatter-allgather";
+constexpr const char* kWide = "scatter-allgather-wide";
 
 int lowbit(int v) { return v & -v; }
 
@@ -82,9 +115,10 @@ struct Blocks {
   int count() const { return static_cast<int>(first.size()) - 1; }
 };
 
-Blocks block_layout(const Problem& problem) {
+// `owners` blocks at most (p for scatter-allgather, p - 1 for the wide form).
+Blocks block_layout(const Problem& problem, std::int64_t owners, const char* name) {
   Blocks out;
-  const std::int64_t p = problem.nranks;
+  const std::int64_t p = owners;
   if (!problem.segment_counts.empty()) {
     out.segments = problem_segments(problem);
     const std::int64_t n = static_cast<std::int64_t>(out.segments.size()), k = std::min(p, n);
@@ -93,7 +127,7 @@ Blocks block_layout(const Problem& problem) {
   }
   const std::int64_t k = std::min(p, problem.count);
   // Every block is at least one segment, each a message with its own tag.
-  if (k > kMaxSegments) throw PlanError("scatter-allgather: " + std::to_string(k) + " blocks, more than " +
+  if (k > kMaxSegments) throw PlanError(std::string(name) + ": " + std::to_string(k) + " blocks, more than " +
                                         std::to_string(kMaxSegments) + " segments");
   out.first.push_back(0);
   std::int64_t offset = 0;
@@ -105,7 +139,7 @@ Blocks block_layout(const Problem& problem) {
     }
     offset += size;
     if (static_cast<std::int64_t>(out.segments.size()) > kMaxSegments)
-      throw PlanError("scatter-allgather: more than " + std::to_string(kMaxSegments) + " segments");
+      throw PlanError(std::string(name) + ": more than " + std::to_string(kMaxSegments) + " segments");
     out.first.push_back(static_cast<int>(out.segments.size()));
   }
   return out;
@@ -152,11 +186,49 @@ void emit_rank(const Problem& problem, const Blocks& blocks, int v, std::vector<
   }
 }
 
+// scatter-allgather-wide's refusals (see the top).
+void require_wide_fits(const Problem& problem) {
+  check_problem(problem);
+  if (!problem.topology || !keeps_latency_in_flight(*problem.topology))
+    throw PlanError(std::string(kWide) +
+                    ": it needs a topology with links whose latency does not hold the ports (port=, as between sites "
+                    "far apart); where a port serves one message at a time nothing is gained");
+  if (problem.model.duplex != Duplex::Full)
+    throw PlanError(std::string(kWide) + ": every message in flight at once needs full-duplex ports (duplex=full)");
+}
+
+// Relative rank v's steps of the wide form: block b is relative rank b + 1's.
+void emit_wide_rank(const Problem& problem, const Blocks& blocks, int v, std::vector<Step>& out) {
+  const int p = problem.nranks, k = blocks.count();
+  if (k == 0) return;
+  auto rank = [&](int u) { return (problem.root + u) % p; };
+  auto send_block = [&](int to, int b) {
+    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::send(to, j));
+  };
+  auto recv_block = [&](int from, int b) {
+    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::recv_into_accumulator(from, j));
+  };
+  if (v == 0) {
+    for (int b = 0; b < k; ++b) send_block(rank(b + 1), b);
+    return;
+  }
+  // The non-root ranks 1 .. p-1 in a cycle: the one s after v, and s before it.
+  auto after = [&](int s) { return (v - 1 + s) % (p - 1) + 1; };
+  auto before = [&](int s) { return ((v - 1 - s) % (p - 1) + (p - 1)) % (p - 1) + 1; };
+  const int own = v - 1;
+  if (own < k) {
+    recv_block(rank(0), own);
+    for (int s = 1; s + 1 < p; ++s) send_block(rank(after(s)), own);
+  }
+  for (int s = 1; s + 1 < p; ++s)
+    if (before(s) - 1 < k) recv_block(rank(before(s)), before(s) - 1);
+}
+
 }  // namespace
 
 Schedule plan_scatter_allgather_bcast(const Problem& problem) {
-  Schedule s = blank_schedule(problem, "scatter-allgather");
-  const Blocks blocks = block_layout(problem);
+  Schedule s = blank_schedule(problem, kName);
+  const Blocks blocks = block_layout(problem, problem.nranks, kName);
   s.segments = blocks.segments;
   for (int v = 0; v < problem.nranks; ++v) emit_rank(problem, blocks, v, s.steps[(problem.root + v) % problem.nranks]);
   return s;
@@ -171,7 +243,7 @@ std::int64_t steps_scatter_allgather_bcast(const Problem& problem) {
 
 Price price_scatter_allgather_bcast(const Problem& problem) {
   check_problem(problem);
-  const Blocks blocks = block_layout(problem);
+  const Blocks blocks = block_layout(problem, problem.nranks, kName);
   const int k = blocks.count(), p = problem.nranks;
   if (k == 0 || p == 1) return {0, false};
   // An estimate, the larger of two lower bounds of the makespan:
@@ -202,11 +274,37 @@ Price price_scatter_allgather_bcast(const Problem& problem) {
 }
 
 Schedule view_scatter_allgather_bcast(const Problem& problem, int rank) {
-  Schedule s = blank_view(problem, "scatter-allgather", rank);
-  const Blocks blocks = block_layout(problem);
+  Schedule s = blank_view(problem, kName, rank);
+  const Blocks blocks = block_layout(problem, problem.nranks, kName);
   s.segments = blocks.segments;
   const int p = problem.nranks;
   emit_rank(problem, blocks, ((rank - problem.root) % p + p) % p, s.steps[0]);
+  return s;
+}
+
+}  // namespace canopy::planner
+
+namespace canopy::planner {
+
+Schedule plan_scatter_allgather_wide_bcast(const Problem& problem) {
+  require_wide_fits(problem);
+  Schedule s = blank_schedule(problem, kWide);
+  if (problem.nranks == 1) return s;
+  const Blocks blocks = block_layout(problem, problem.nranks - 1, kWide);
+  s.segments = blocks.segments;
+  for (int v = 0; v < problem.nranks; ++v)
+    emit_wide_rank(problem, blocks, v, s.steps[(problem.root + v) % problem.nranks]);
+  return s;
+}
+
+Schedule view_scatter_allgather_wide_bcast(const Problem& problem, int rank) {
+  require_wide_fits(problem);
+  Schedule s = blank_view(problem, kWide, rank);
+  if (problem.nranks == 1) return s;
+  const Blocks blocks = block_layout(problem, problem.nranks - 1, kWide);
+  s.segments = blocks.segments;
+  const int p = problem.nranks;
+  emit_wide_rank(problem, blocks, ((rank - problem.root) % p + p) % p, s.steps[0]);
   return s;
 }
 

@@ -11,10 +11,14 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <set>
 
 #include "planner/cost_model.h"
+#include "planner/grid_heuristics.h"
 #include "planner/segments.h"
+#include "planner/select.h"
 #include "planner/tree.h"
+#include "sites.h"
 #include "support.h"
 
 using namespace canopy::planner;
@@ -276,4 +280,120 @@ TEST_CASE("Scatter-allgather's price: under pLogP a lower bound within 25% of th
   }
   INFO(sweep.first);
   CHECK(sweep.failures == 0);
+}
+
+// ---- scatter-allgather-wide -------------------------------------------------------
+
+TEST_CASE("scatter-allgather-wide validates and simulates over sites far apart: p = 1..12, every root, counts "
+          "below and above p, several segment sizes, the root sends the message once, every other rank receives "
+          "every segment once and sends only its own block, to every rank but the root",
+          "[bcast][scatter-allgather]") {
+  Sweep sweep;
+  int checked = 0;
+  for (int p = 1; p <= 12; ++p) {
+    const auto topology = sites_apart(p, [](int, int) { return "hockney:alpha=1e-3,beta=1e-8,port=1e-9"; });
+    for (int root = 0; root < p; ++root)
+      for (std::int64_t count : {std::int64_t{0}, std::int64_t{1}, std::int64_t{std::max(p - 2, 1)},
+                                 std::int64_t{1000}, std::int64_t{7777}})
+        for (std::int64_t seg : {std::int64_t{0}, std::int64_t{512}, std::int64_t{8192}}) {
+          Problem problem = make_problem(Collective::Bcast, p, root, count, 4, true, seg, default_model());
+          problem.topology = topology;
+          const std::string what = "p=" + std::to_string(p) + " root=" + std::to_string(root) +
+                                   " count=" + std::to_string(count) + " seg=" + std::to_string(seg);
+          if (p == 1) {  // no topology of one site keeps a latency in flight: it declines
+            sweep.check(!problem.topology || !keeps_latency_in_flight(*problem.topology), what);
+            continue;
+          }
+          const Schedule s = plan_with("scatter-allgather-wide", problem);
+          const Validation v = validate(s);
+          sweep.check(v.ok, what + ": " + v.summary());
+          const Simulation sim = simulate(s, problem.model, topology.get());
+          sweep.check(sim.ok, what + ": " + sim.error);
+          const auto nseg = static_cast<int>(s.segments.size());
+          std::vector<int> root_sent(nseg, 0);
+          for (const Step& st : s.steps[root])
+            if (st.kind == StepKind::Send) ++root_sent[st.segment];
+          sweep.check(std::all_of(root_sent.begin(), root_sent.end(), [](int n) { return n == 1; }),
+                      what + ": the root sends some segment other than once");
+          for (int r = 0; r < p; ++r) {
+            if (r == root) continue;
+            std::vector<int> got(nseg, 0);
+            std::set<int> forwarded;
+            int sends = 0;
+            for (const Step& st : s.steps[r]) {
+              if (st.kind == StepKind::Recv) ++got[st.segment];
+              if (st.kind != StepKind::Send) continue;
+              ++sends;
+              forwarded.insert(st.segment);
+              sweep.check(st.peer != root, what + ": rank " + std::to_string(r) + " sends to the root");
+            }
+            sweep.check(std::all_of(got.begin(), got.end(), [](int n) { return n == 1; }),
+                        what + ": rank " + std::to_string(r) + " does not receive every segment once");
+            // Its block, consecutive segments, to each of the p - 2 others.
+            const bool one_block =
+                forwarded.empty() || *forwarded.rbegin() - *forwarded.begin() + 1 == static_cast<int>(forwarded.size());
+            sweep.check(one_block && sends == static_cast<int>(forwarded.size()) * (p - 2),
+                        what + ": rank " + std::to_string(r) + " sends " + std::to_string(sends) + " messages of " +
+                            std::to_string(forwarded.size()) + " segments");
+          }
+          ++checked;
+        }
+  }
+  INFO(sweep.first);
+  CHECK(sweep.failures == 0);
+  CHECK(checked > 900);
+}
+
+TEST_CASE("scatter-allgather-wide declines without links whose latency is in flight, and with half-duplex ports",
+          "[bcast][scatter-allgather]") {
+  Problem problem = make_problem(Collective::Bcast, 4, 0, 1000, 8, true, 0, default_model());
+  CHECK_THROWS_WITH(plan_with("scatter-allgather-wide", problem), Catch::Contains("port="));  // no topology
+  problem.topology = sites_apart(4, [](int, int) { return "hockney:alpha=1e-3,beta=1e-8"; });
+  CHECK_THROWS_WITH(plan_with("scatter-allgather-wide", problem), Catch::Contains("port="));
+  problem.topology = sites_apart(4, [](int, int) { return "hockney:alpha=1e-3,beta=1e-8,port=1e-9"; });
+  CHECK_NOTHROW(plan_with("scatter-allgather-wide", problem));
+  problem.model.duplex = Duplex::Half;
+  CHECK_THROWS_WITH(plan_with("scatter-allgather-wide", problem), Catch::Contains("duplex"));
+  const Algorithm* wide = find_algorithm(Collective::Bcast, "scatter-allgather-wide");
+  REQUIRE(wide);
+  CHECK(wide->price == nullptr);  // priced by simulating it alone
+  CHECK(wide->wide_area);
+  CHECK_THROWS_AS(plan_view(*wide, problem, 1), PlanError);
+}
+
+TEST_CASE("scatter-allgather-wide over sixteen sites far apart: two latencies, where the binomial scatter and the "
+          "ring pay one a level and a hop, auto takes it",
+          "[bcast][scatter-allgather]") {
+  // 16 sites of one rank (sixteen_sites_apart: 1-15 ms and 56-336 Mbit/s apart, 1 Gbit/s
+  // cards), 1 MiB from rank 0: 15 blocks of 69,905 or 69,906 bytes.
+  constexpr int p = 16;
+  const std::int64_t bytes = std::int64_t{1} << 20, block = bytes / (p - 1) + 1;
+  const auto topology = sixteen_sites_apart(1, 1);
+  Problem problem = make_problem(Collective::Bcast, p, 0, bytes, 1, true, 0, default_model());
+  problem.topology = topology;
+  const double slowest = slowest_link(*topology, block);  // its latency and one block
+  const double card = 8e-9;                                // port=: a second a byte through a card
+  const Simulation wide = simulate(plan_with("scatter-allgather-wide", problem), problem.model, topology.get());
+  const Simulation ring = simulate(plan_with("scatter-allgather", problem), problem.model, topology.get());
+  REQUIRE(wide.ok);
+  REQUIRE(ring.ok);
+  double heuristics = 1e9;  // the best grid-aware tree
+  for (const auto& h : grid_heuristics()) {
+    const std::string name = "grid-" + std::string(h.name);
+    heuristics = std::min(heuristics, simulate(plan_with(name.c_str(), problem), problem.model, topology.get()).makespan);
+  }
+  INFO("wide " << wide.makespan << " s, scatter-allgather " << ring.makespan << " s, best grid-* " << heuristics
+               << " s, slowest block " << slowest << " s");
+  // The last block leaves the root's card after the whole message (15 blocks) and needs
+  // at least a link's latency more; then each rank's card passes its block 14 times and
+  // the slowest link takes one block at most: the scatter and the allgather.
+  CHECK(wide.makespan >= static_cast<double>(bytes) * card + 1e-3);
+  CHECK(wide.makespan <= static_cast<double>(bytes) * card + (p - 2) * static_cast<double>(block) * card +
+                             2 * slowest + 1e-3);
+  CHECK(wide.makespan * 1.5 < ring.makespan);  // simulated 56 and 87 ms; the best grid-* tree 120
+  CHECK(wide.makespan * 1.5 < heuristics);
+  const std::vector<Choice> ranked = rank_choices(problem, Request{});
+  REQUIRE(!ranked.empty());
+  CHECK(ranked.front().algorithm == "scatter-allgather-wide");
+  CHECK(ranked.front().exact);
 }

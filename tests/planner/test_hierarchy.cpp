@@ -17,6 +17,7 @@
 #include "planner/simulate.h"
 #include "planner/staged.h"
 #include "planner/topology.h"
+#include "sites.h"
 #include "support.h"
 
 using namespace canopy::planner;
@@ -87,33 +88,20 @@ std::shared_ptr<const Topology> testbed() {
 // ---- Problems and algorithms -------------------------------------------------------
 
 // 840 = lcm(1..8) elements of 8 bytes: `segments` equal segments for 1..8.
-// 16 sites of `per_site` ranks on nodes of `per_node`, 1-15 ms and 56-336 Mbit/s apart
-// (gridgen.py's ranges, spread evenly) behind 1 Gbit/s cards whose links keep their
-// latency in flight (port=); inside a site 25 us and 1 Gbit/s, as gridgen.py draws.
-std::shared_ptr<const Topology> sixteen_sites_apart(int per_site, int per_node) {
-  Topology t;
-  t.clusters = 16;
-  for (int r = 0; r < 16 * per_site; ++r) {
-    t.cluster.push_back(r / per_site);
-    t.node.push_back(r / per_node);
-  }
-  for (int a = 0; a < 16; ++a)
-    for (int b = 0; b < 16; ++b) {
-      const double f = static_cast<double>((std::min(a, b) * 16 + std::max(a, b)) % 17) / 16;
-      CostModel link = a == b ? hockney_model(25e-6, 8e-9, 0)
-                              : hockney_model(1e-3 + 14e-3 * f, 8.0 / (56e6 + 280e6 * (1 - f)), 0);
-      if (a != b) link.port_per_byte = 8e-9;
-      t.links.push_back(link);
-    }
-  check_topology(t);
-  return std::make_shared<const Topology>(t);
-}
-
 Problem problem_on(std::shared_ptr<const Topology> t, Collective c, int root, int segments,
                    const CostModel& model = default_model()) {
   const std::int64_t count = 840;
   Problem p = make_problem(c, t->nranks(), root, c == Collective::Bcast ? count * 8 : count,
                            c == Collective::Bcast ? 1 : 8, true, count * 8 / segments, model);
+  p.topology = std::move(t);
+  return p;
+}
+
+// 1 MiB from `root` in `segments` equal segments (as near as bytes allow).
+Problem large_bcast_on(std::shared_ptr<const Topology> t, int root, int segments) {
+  const std::int64_t bytes = std::int64_t{1} << 20;
+  Problem p = make_problem(Collective::Bcast, t->nranks(), root, bytes, 1, true, (bytes + segments - 1) / segments,
+                           default_model());
   p.topology = std::move(t);
   return p;
 }
@@ -280,16 +268,18 @@ TEST_CASE("Hierarchy: on random multi-cluster topologies every hierarchical and 
 }
 
 TEST_CASE("Hierarchy: over links whose latency is in flight (port=), the level over the leaders may be "
-          "reduce-scatter-gather-wide, every such reduce validates, and over 16 sites of 4 ranks it is that "
-          "exchange",
+          "reduce-scatter-gather-wide or scatter-allgather-wide, every such reduce and bcast validates, and over 16 "
+          "sites of 4 ranks it is the wide form",
           "[hierarchy]") {
   // Random topologies with port= on every link, inside the clusters too: the exchange is
   // composable over the leaders (a leader sends its group's result,
   // group_result_as_input), so hierarchical may take it there, and not inside a group of
   // several nodes (Algorithm::leaders_only: its gather's result is pending there, which
-  // the validator refused); whatever it takes must validate and simulate.
+  // the validator refused), nor over the leaders of a hierarchy inside a group
+  // (Problem::inside_group: 14 of these reduces failed validation before it); the wide
+  // broadcast may be either level. Whatever it takes must validate and simulate.
   std::mt19937 rng(test_seed() + 7);
-  int schedules = 0, exchanges = 0;
+  std::map<Collective, int> schedules, wide;
   for (int trial = 0; trial < 6; ++trial) {
     Topology apart = *random_topology(rng);
     for (int a = 0; a < apart.clusters; ++a)
@@ -298,37 +288,50 @@ TEST_CASE("Hierarchy: over links whose latency is in flight (port=), the level o
     const auto t = std::make_shared<const Topology>(apart);
     CAPTURE(trial, describe_topology(*t));
     for (int root = 0; root < t->nranks(); ++root)
-      for (int segments = 1; segments <= 8; ++segments) {
-        const Problem p = problem_on(t, Collective::Reduce, root, segments);
-        CAPTURE(root, segments);
-        const Schedule s = plan_with("hierarchical", p);
-        check_valid(s);
-        const Simulation sim = simulate(s, p.model, t.get());
-        INFO(sim.error);
-        REQUIRE(sim.ok);
-        ++schedules;
-        exchanges += plan_upper(p, make_hierarchy(p, hierarchy_groups(*t))).schedule.algorithm ==
-                     "reduce-scatter-gather-wide";
-      }
+      for (int segments = 1; segments <= 8; ++segments)
+        for (Collective c : {Collective::Reduce, Collective::Bcast}) {
+          Problem p = problem_on(t, c, root, segments);
+          // Broadcasts of 840 bytes go flat over the leaders (one latency); at 1 MiB the
+          // wide form's two latencies and a block a leader compete.
+          if (c == Collective::Bcast) p = large_bcast_on(t, root, segments);
+          CAPTURE(root, segments, to_string(c));
+          const Schedule s = plan_with("hierarchical", p);
+          check_valid(s);
+          const Simulation sim = simulate(s, p.model, t.get());
+          INFO(sim.error);
+          REQUIRE(sim.ok);
+          ++schedules[c];
+          const std::string upper = plan_upper(p, make_hierarchy(p, hierarchy_groups(*t))).schedule.algorithm;
+          wide[c] += upper == "reduce-scatter-gather-wide" || upper == "scatter-allgather-wide";
+        }
   }
-  INFO(exchanges << " of " << schedules << " took the exchange over the leaders");
-  CHECK(exchanges > 0);
+  for (Collective c : {Collective::Reduce, Collective::Bcast}) {
+    INFO(wide[c] << " of " << schedules[c] << " " << to_string(c) << "s took a wide form over the leaders");
+    CHECK(wide[c] > 0);
+  }
 
   // 16 sites, one node of 4 ranks each, 1-15 ms and 56-336 Mbit/s apart behind 1 Gbit/s
   // cards (gridgen.py's ranges, spread evenly); 1 MiB of doubles to rank 0 in 16
-  // segments, a slice a leader. SMPI measured auto there (hierarchical) at 46.0 ms a
-  // call, grid-ecef-lat-max at 109.8 and its mpich selector at 294.9 (docs/simulation.md).
+  // segments, a slice a leader, or from it in 15, a block a leader other than the root
+  // (simulated 56 ms; grid-ecef-lat-max 144). SMPI measured auto's reduce there
+  // (hierarchical) at 46.0 ms a call, grid-ecef-lat-max at 109.8 and its mpich selector
+  // at 294.9 (docs/simulation.md).
   const auto t = sixteen_sites_apart(4, 4);
-  Problem p = make_problem(Collective::Reduce, 64, 0, (1 << 20) / 8, 8, true, (1 << 20) / 16, default_model());
-  p.topology = t;
-  const Plan upper = plan_upper(p, make_hierarchy(p, hierarchy_groups(*t)));
-  CHECK(upper.schedule.algorithm == "reduce-scatter-gather-wide");
-  const Schedule composed = plan_with("hierarchical", p);
-  check_valid(composed);
-  const double hierarchical = simulate(composed, p.model, t.get()).makespan;
-  const double ecef = simulate(plan_with("grid-ecef-lat-max", p), p.model, t.get()).makespan;
-  INFO("hierarchical " << hierarchical << " s, grid-ecef-lat-max " << ecef << " s");
-  CHECK(hierarchical * 1.5 < ecef);
+  for (Collective c : {Collective::Reduce, Collective::Bcast}) {
+    const std::int64_t segment_bytes = c == Collective::Reduce ? (1 << 20) / 16 : 8739 * 8;
+    Problem p = make_problem(c, 64, 0, (1 << 20) / 8, 8, true, segment_bytes, default_model());
+    p.topology = t;
+    CAPTURE(to_string(c));
+    const Plan upper = plan_upper(p, make_hierarchy(p, hierarchy_groups(*t)));
+    CHECK(upper.schedule.algorithm ==
+          (c == Collective::Reduce ? "reduce-scatter-gather-wide" : "scatter-allgather-wide"));
+    const Schedule composed = plan_with("hierarchical", p);
+    check_valid(composed);
+    const double hierarchical = simulate(composed, p.model, t.get()).makespan;
+    const double ecef = simulate(plan_with("grid-ecef-lat-max", p), p.model, t.get()).makespan;
+    INFO("hierarchical " << hierarchical << " s, grid-ecef-lat-max " << ecef << " s");
+    CHECK(hierarchical * 1.5 < ecef);
+  }
 }
 
 TEST_CASE("Hierarchy: at 1024 ranks over 16 sites the selector simulates the hierarchy in enough segments for "

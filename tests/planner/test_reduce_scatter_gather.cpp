@@ -11,6 +11,7 @@
 #include "planner/select.h"
 #include "planner/staged.h"
 #include "planner/topology_json.h"
+#include "sites.h"
 #include "support.h"
 
 namespace canopy::planner {
@@ -18,6 +19,8 @@ namespace {
 
 using testing::make_problem;
 using testing::plan_with;
+using testing::sites_apart;
+using testing::sixteen_sites_apart;
 using testing::Sweep;
 
 Problem staged(Problem p, int entries, std::int64_t entry_bytes) {
@@ -57,15 +60,6 @@ TEST_CASE("reduce-scatter-gather and its staged form validate: p = 1..12, every 
   INFO(sweep.first);
   CHECK(sweep.failures == 0);
   CHECK(checked > 2000);
-}
-
-// Every rank a site of its own, the links between them `spec`.
-std::shared_ptr<const Topology> sites_apart(int p, const std::function<std::string(int, int)>& spec) {
-  nlohmann::json t;
-  for (int r = 0; r < p; ++r) t["ranks"].push_back("s" + std::to_string(r));
-  for (int a = 0; a < p; ++a)
-    for (int b = a + 1; b < p; ++b) t["links"]["s" + std::to_string(a) + "-s" + std::to_string(b)] = spec(a, b);
-  return std::make_shared<const Topology>(topology_from_json(t).topology);
 }
 
 TEST_CASE("reduce-scatter-gather-wide validates with every operand in a slot of its own: p = 2..12, every root, "
@@ -120,16 +114,9 @@ TEST_CASE("reduce-scatter-gather-wide over sixteen sites far apart: one latency 
   // 64 KiB. SMPI measured this shape on a drawn grid at 43.9 ms, two slots at 194.6 ms
   // (docs/simulation.md).
   constexpr int p = 16;
-  double slowest_round = 0;  // the slowest link's latency and one slice over it
   const std::int64_t slice = (std::int64_t{1} << 20) / p;
-  const auto topology = sites_apart(p, [&](int a, int b) {
-    const double f = static_cast<double>((a * p + b) % 17) / 16;
-    const double alpha = 1e-3 + 14e-3 * f, beta = 8.0 / (56e6 + 280e6 * (1 - f));
-    slowest_round = std::max(slowest_round, alpha + static_cast<double>(slice) * beta);
-    std::ostringstream spec;
-    spec << std::setprecision(17) << "hockney:alpha=" << alpha << ",beta=" << beta << ",port=8e-9";
-    return spec.str();
-  });
+  const auto topology = sixteen_sites_apart(1, 1);
+  const double slowest_round = testing::slowest_link(*topology, slice);  // its latency and one slice
   Problem problem = make_problem(Collective::Reduce, p, 0, (1 << 20) / 8, 8, true, 0, default_model());
   problem.topology = topology;
   const Simulation wide = simulate(plan_with("reduce-scatter-gather-wide", problem), problem.model, topology.get());

@@ -3,10 +3,13 @@
 // every rank, root and shape of problem; the union of the views is the schedule.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <memory>
 #include <stdexcept>
 
 #include "planner/describe.h"
 #include "planner/schedule_json.h"
+#include "sites.h"
 #include "support.h"
 
 using namespace canopy::planner;
@@ -47,6 +50,15 @@ std::string compare_views(const Algorithm& a, const Problem& problem) {
                                           ", the schedule's " + describe(theirs[i]);
   }
   return "";
+}
+
+// p sites, 1 ms and 100 Mbit/s apart behind cards of 1 Gbit/s (port=): where the
+// wide-area algorithms plan (Algorithm::wide_area). One per p, made once.
+std::shared_ptr<const Topology> sites_apart_with_port(int p) {
+  static std::map<int, std::shared_ptr<const Topology>> made;
+  auto& t = made[p];
+  if (!t) t = sites_apart(p, [](int, int) { return "hockney:alpha=1e-3,beta=8e-8,port=8e-9"; });
+  return t;
 }
 
 std::vector<const Algorithm*> algorithms_with_views() {
@@ -92,7 +104,8 @@ TEST_CASE("Rank views equal the schedule's own steps: p = 1..40 with every root 
             if (!commutative && a->collective == Collective::Bcast) continue;
             for (std::int64_t count : {0, 1, 5, 100})
               for (std::int64_t seg : {std::int64_t{0}, std::int64_t{16}, std::int64_t{96}}) {
-                const Problem problem = make_problem(a->collective, p, root, count, 4, commutative, seg, model);
+                Problem problem = make_problem(a->collective, p, root, count, 4, commutative, seg, model);
+                if (a->wide_area) problem.topology = sites_apart_with_port(p);  // where they plan at all
                 Schedule whole;
                 try {
                   whole = a->plan(problem);

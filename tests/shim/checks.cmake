@@ -544,6 +544,16 @@ canopy_add_mpi_test(NAME "mpi preload: topology file with port= differential red
                     TARGET differential NP 5 PRELOAD
                     ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_REDUCE_ALGO=reduce-scatter-gather-wide
                     ARGS --cases=40 --seed=4747 LABELS differential)
+# scatter-allgather-wide likewise (a block a rank, every message in flight at once):
+# forced there it runs and every rank gets the root's bytes.
+canopy_add_mpi_test(NAME "mpi preload: topology file with port= bcast_matrix scatter-allgather-wide np5"
+                    TARGET bcast_matrix NP 5 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_BCAST_ALGO=scatter-allgather-wide
+                        CANOPYTEST_EXPECT_INTERCEPT=1)
+canopy_add_mpi_test(NAME "mpi preload: topology file with port= differential scatter-allgather-wide np5"
+                    TARGET differential NP 5 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_BCAST_ALGO=scatter-allgather-wide
+                    ARGS --cases=40 --seed=4848 --only=bcast LABELS differential)
 # With info logging rank 0 says once what it found (3 clusters, and for the 4-rank file
 # the link it measured), and auto plans with it.
 # (The patterns use "." for the log's semicolons, which CMake lists would split at.)
