@@ -262,6 +262,37 @@ bool keeps_latency_in_flight(const Topology& t) {
   return false;
 }
 
+int keep_wide_area_latency_in_flight(Topology& t) {
+  const int C = t.clusters;
+  auto link = [&](int a, int b) -> CostModel& { return t.links[static_cast<std::size_t>(a) * C + b]; };
+  std::vector<bool> spans_nodes(static_cast<std::size_t>(C), false);
+  std::vector<int> first_node(static_cast<std::size_t>(C), -1);
+  for (int r = 0; r < t.nranks(); ++r) {
+    int& first = first_node[t.cluster[r]];
+    if (first < 0) first = t.node[r];
+    else if (t.node[r] != first) spans_nodes[t.cluster[r]] = true;
+  }
+  // A cluster's card: the fastest per-byte time measured on a link of it.
+  std::vector<double> card(static_cast<std::size_t>(C), 0);
+  for (int c = 0; c < C; ++c)
+    for (int x = 0; x < C; ++x) {
+      if (x == c && !spans_nodes[c]) continue;
+      for (const double beta : {link(c, x).beta, link(x, c).beta})
+        if (beta > 0 && (card[c] == 0 || beta < card[c])) card[c] = beta;
+    }
+  int kept = 0;
+  for (int a = 0; a < C; ++a)
+    for (int b = 0; b < C; ++b) {
+      CostModel& l = link(a, b);
+      if (a == b || l.port_per_byte > 0 || l.kind != "hockney" || l.alpha < kWideAreaLatency) continue;
+      const double port = std::max(card[a], card[b]);
+      if (!(port > 0)) continue;
+      l.port_per_byte = port;
+      ++kept;
+    }
+  return kept;
+}
+
 double busiest_link(const Schedule& s, const Topology& t) {
   if (t.clusters < 2 || s.is_view()) return 0;
   std::vector<std::int64_t> through(static_cast<std::size_t>(t.clusters) * t.clusters, 0);

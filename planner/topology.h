@@ -83,6 +83,23 @@ double busiest_link(const Schedule& s, const Topology& t);
 // what Algorithm::wide_area needs.
 bool keeps_latency_in_flight(const Topology& t);
 
+// What CANOPY_TOPOLOGY=auto gives a link between sites far apart (shim/topology_probe.cpp):
+// the probe measures a link's latency and its rate, not the network cards behind it, and
+// Hockney's model then holds a rank's port for the whole latency, so that a leader's
+// messages to 15 sites 1-15 ms away go one after another (docs/simulation.md). A link
+// between two clusters whose latency is kWideAreaLatency or more (propagation across a
+// wide area, during which a card sends other messages) gets port= at its ends' cards'
+// rate, taken as the fastest per-byte time measured on a link of either end's cluster
+// (a card passes at least what a link through it carried; the slower of the two ends).
+// Counted: links between clusters, and a cluster's own link where it spans several nodes
+// (elsewhere the probe leaves the base model there, never measured). A link that has
+// port= keeps it. Returns how many links (each direction one) got it. Decision: 1 ms,
+// twenty times a LAN's latency (the test bed's sites and cluster-edr's switches are
+// tens of microseconds apart and keep Hockney's model), and the least latency between
+// the sites of tools/sim/gridgen.py's grids, as in 004's GRID5000 (Table 4).
+constexpr double kWideAreaLatency = 1e-3;
+int keep_wide_area_latency_in_flight(Topology& t);
+
 // Checks sizes and numbering (throws PlanError naming what is wrong): node and
 // cluster have one entry per rank, are numbered in order of first appearance, every
 // node lies in one cluster, links has clusters^2 entries, slowdowns are positive;

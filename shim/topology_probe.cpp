@@ -671,6 +671,10 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
     const planner::CostModel m = link_model(small_between(x, y), large, probe, base);
     t.links[cluster[x] * C + cluster[y]] = t.links[cluster[y] * C + cluster[x]] = m;
   }
+  // Links between sites far apart keep their latency in flight (port=, planner/topology.h).
+  if (const int kept = planner::keep_wide_area_latency_in_flight(t); kept > 0)
+    detail += std::to_string(kept / 2) + " links of " + milliseconds(planner::kWideAreaLatency) +
+              " ms or more keep their latency in flight (port= at the cards' measured rate); ";
   if (pairwise)
     detail += "one-way times between nodes (ms; " + std::to_string(probe) + " B inside a group of near nodes, " +
               std::to_string(kSmall) + " B between groups): " + matrix_text(unequal);

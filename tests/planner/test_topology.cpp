@@ -540,3 +540,40 @@ TEST_CASE("Topology: map_nodes groups ranks by node name, in world order, and fi
   CHECK_THROWS_AS(map_nodes({1, 2}, {1}, 0), canopy::planner::PlanError);
   CHECK_THROWS_AS(map_nodes({1, 2}, {1, 1}, 2), canopy::planner::PlanError);
 }
+
+TEST_CASE("Topology: links of a millisecond or more between clusters keep their latency in flight, at the slower "
+          "end's fastest measured rate (keep_wide_area_latency_in_flight, what CANOPY_TOPOLOGY=auto gives them)",
+          "[topology]") {
+  // Three clusters: c0 of two nodes (their link measured at 8e-9 s/B), c1 and c2 of one
+  // node each (their own links the base model, never measured). c0-c1 and c1-c2 are
+  // wide-area links, c0-c2 a LAN's 20 us.
+  Topology t;
+  t.node = {0, 0, 1, 2, 3};
+  t.cluster = {0, 0, 0, 1, 2};
+  t.clusters = 3;
+  const CostModel base = hockney_model(1e-6, 1e-10, 0);
+  const CostModel c0 = hockney_model(25e-6, 8e-9, 0);
+  const CostModel c0c1 = hockney_model(5e-3, 3e-8, 0), c1c2 = hockney_model(1e-3, 2e-8, 0);
+  const CostModel c0c2 = hockney_model(20e-6, 4e-9, 0);
+  t.links = {c0, c0c1, c0c2, c0c1, base, c1c2, c0c2, c1c2, base};
+  check_topology(t);
+  CHECK(keep_wide_area_latency_in_flight(t) == 4);  // c0-c1 and c1-c2, each way
+  // c0's card: its fastest link, 4e-9 to c2; c1's: 2e-8 (its own link is never used);
+  // c2's: 4e-9. A link's port is the slower end's.
+  CHECK(t.link(0, 1).port_per_byte == 2e-8);
+  CHECK(t.link(1, 0).port_per_byte == 2e-8);
+  CHECK(t.link(1, 2).port_per_byte == 2e-8);
+  CHECK(t.link(2, 1).port_per_byte == 2e-8);
+  for (int a = 0; a < 3; ++a) CHECK(t.link(a, a).port_per_byte == 0);
+  CHECK(t.link(0, 2).port_per_byte == 0);  // 20 us: Hockney's model as measured
+  CHECK(keeps_latency_in_flight(t));
+  // Once given, kept: a second pass changes nothing.
+  const Topology once = t;
+  CHECK(keep_wide_area_latency_in_flight(t) == 0);
+  CHECK(link_specs(t) == link_specs(once));
+  // A grid whose sites are all near (test bed, cluster-edr): nothing changes.
+  Topology near = t;
+  for (CostModel& l : near.links) l = hockney_model(std::min(l.alpha, 50e-6), l.beta, 0);
+  CHECK(keep_wide_area_latency_in_flight(near) == 0);
+  CHECK_FALSE(keeps_latency_in_flight(near));
+}
