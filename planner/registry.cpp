@@ -102,6 +102,9 @@ Schedule view_binary_bcast(const Problem&, int rank);
 Schedule view_scatter_allgather_bcast(const Problem&, int rank);
 Schedule view_reduce_scatter_gather_reduce(const Problem&, int rank);
 Schedule view_reduce_scatter_gather_wide_reduce(const Problem&, int rank);
+Schedule plan_reduce_scatter_allgather_wide_allreduce(const Problem&);
+Schedule view_reduce_scatter_allgather_wide_allreduce(const Problem&, int rank);
+std::int64_t steps_reduce_scatter_allgather_wide_allreduce(const Problem&);
 Schedule view_scatter_allgather_wide_bcast(const Problem&, int rank);
 
 // Topology-aware (Algorithm::topology_aware): algorithms/hierarchical.cpp, algorithms/grid.cpp.
@@ -288,6 +291,12 @@ const std::vector<Algorithm>& algorithms() {
        "shm-reduce-scatter-gather to rank 0, then shm-bcast, through the node's staging ring; one node; "
        "rank-ordered",
        false, nullptr, nullptr, true, true, false, cut_staged_reduce, steps_shm_allreduce},
+      // Priced only by simulating it, as reduce-scatter-gather-wide (above).
+      {"reduce-scatter-allgather-wide", Collective::Allreduce, plan_reduce_scatter_allgather_wide_allreduce,
+       "reduce-scatter-gather-wide's exchange, then every rank sends its reduced slice to every other, every message "
+       "in flight at once (a topology with port=); rank-ordered, identical bits everywhere",
+       false, view_reduce_scatter_allgather_wide_allreduce, nullptr, false, false, false,
+       cut_reduce_scatter_gather_reduce, steps_reduce_scatter_allgather_wide_allreduce, false, true},
       {"shm-reduce-scatter-allgather", Collective::Allreduce, plan_shm_reduce_scatter_allgather_allreduce,
        "every rank reduces its slice of every rank's staged input where it lies and stages it once, every rank "
        "copies the others out; one node; rank-ordered",

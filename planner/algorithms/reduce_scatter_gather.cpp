@@ -45,6 +45,14 @@
 // (Algorithm::leaders_only; 1024 ranks over 16 sites under SMPI: 55.3 ms a 1 MiB
 // reduce, 5.5x the mpich selector).
 //
+// reduce-scatter-allgather-wide is the allreduce of the same shape: the wide exchange,
+// then every owner sends each reduced chunk to every other rank (all in flight at once,
+// in the same global order: the owner's chunk t, then the receiver), which receives it
+// straight into its result. Each slice is reduced once, by its owner, in rank order, and
+// copied to every rank: every rank holds the same bits. It plans where the reduce's wide
+// form does, and hierarchical-leaders may take it over the sites' leaders (an allreduce
+// among them, then each site's broadcast).
+//
 // shm-reduce-scatter-gather is the same exchange through the node's staging ring
 // (schedule.h): a rank stages each chunk of its input once for the chunk's owner, the
 // owner copies its own input into its accumulator and combines the staged operands
@@ -204,7 +212,9 @@ int combine_position(int dst, int src) { return src < dst ? dst - 1 - src : src 
 
 // One message of the exchange or the gather, with its place in one global order.
 struct Transfer {
-  std::tuple<std::size_t, int, int> key;  // (chunk index in its slice, position, owner or sender)
+  // (chunk index in its slice, position, owner or sender, receiver): the receiver tells
+  // apart an allgather's sends of one chunk to every rank.
+  std::tuple<std::size_t, int, int, int> key;
   int peer;
   int segment;
   bool send;
@@ -221,20 +231,25 @@ struct Transfer {
 // reductions after the round's receives (reduce-scatter-gather-wide, above).
 std::vector<Step> p2p_steps(const Problem& problem, const Slices& sl, int i, int& slots, bool wide = false) {
   const int p = problem.nranks;
+  // An allreduce's "gather" is an allgather: every rank is a root.
+  const bool all = problem.collective == Collective::Allreduce;
   std::vector<Transfer> transfers;
   for (int j = 0; j < p; ++j) {
     if (j == i) continue;
     for (std::size_t t = 0; t < sl.of[j].size(); ++t)  // my input's chunk t of j's slice, to j
-      transfers.push_back({{t, combine_position(j, i), j}, j, sl.of[j][t], true, false});
+      transfers.push_back({{t, combine_position(j, i), j, j}, j, sl.of[j][t], true, false});
     for (std::size_t t = 0; t < sl.of[i].size(); ++t)  // j's operand for my chunk t
-      transfers.push_back({{t, combine_position(i, j), i}, j, sl.of[i][t], false, false});
-    if (i == problem.root)
+      transfers.push_back({{t, combine_position(i, j), i, i}, j, sl.of[i][t], false, false});
+    if (all || i == problem.root)
       for (std::size_t t = 0; t < sl.of[j].size(); ++t)  // j's reduced chunk t, into my receive buffer
-        transfers.push_back({{t, p, j}, j, sl.of[j][t], false, true});
+        transfers.push_back({{t, p, j, i}, j, sl.of[j][t], false, true});
+    if (all)
+      for (std::size_t t = 0; t < sl.of[i].size(); ++t)  // my reduced chunk t, to j
+        transfers.push_back({{t, p, i, j}, j, sl.of[i][t], true, true});
   }
-  if (i != problem.root)
+  if (!all && i != problem.root)
     for (std::size_t t = 0; t < sl.of[i].size(); ++t)
-      transfers.push_back({{t, p, i}, problem.root, sl.of[i][t], true, true});
+      transfers.push_back({{t, p, i, problem.root}, problem.root, sl.of[i][t], true, true});
   std::sort(transfers.begin(), transfers.end(), [](const Transfer& a, const Transfer& b) { return a.key < b.key; });
 
   std::vector<Step> out;
@@ -291,26 +306,34 @@ std::vector<Step> p2p_steps(const Problem& problem, const Slices& sl, int i, int
   return out;
 }
 
-Slices p2p_slices(const Problem& problem) {
+constexpr const char* kWide = "reduce-scatter-gather-wide";
+constexpr const char* kWideAll = "reduce-scatter-allgather-wide";
+
+// The exchange's name for `problem`'s collective: an allreduce's is only wide.
+const char* p2p_name(const Problem& problem, bool wide) {
+  return problem.collective == Collective::Allreduce ? kWideAll : wide ? kWide : "reduce-scatter-gather";
+}
+
+Slices p2p_slices(const Problem& problem, bool wide) {
   check_problem(problem);
-  if (problem.collective != Collective::Reduce) throw PlanError("reduce-scatter-gather plans reductions");
+  const bool allreduce = problem.collective == Collective::Allreduce && wide;
+  if (problem.collective != Collective::Reduce && !allreduce)
+    throw PlanError(std::string(p2p_name(problem, wide)) + " plans " + (wide ? "reductions" : "reduces"));
   return cut_slices(problem, 1.0 / problem.nranks, problem.segment_bytes);
 }
 
-constexpr const char* kWide = "reduce-scatter-gather-wide";
-
-// reduce-scatter-gather-wide's decline (see the top).
+// The wide forms' decline (see the top).
 void require_ports_apart(const Problem& problem) {
   if (problem.topology && keeps_latency_in_flight(*problem.topology)) return;
-  throw PlanError(std::string(kWide) +
+  throw PlanError(std::string(p2p_name(problem, true)) +
                   ": it needs a topology with links whose latency does not hold the ports (port=, as between sites "
                   "far apart); where a port serves one message at a time the slots buy nothing");
 }
 
 Schedule plan_p2p(const Problem& problem, bool wide) {
   if (wide) require_ports_apart(problem);
-  Slices sl = p2p_slices(problem);
-  Schedule s = empty_schedule(problem, wide ? kWide : "reduce-scatter-gather", sl.segments);
+  Slices sl = p2p_slices(problem, wide);
+  Schedule s = empty_schedule(problem, p2p_name(problem, wide), sl.segments);
   for (int i = 0; i < problem.nranks; ++i) s.steps[i] = p2p_steps(problem, sl, i, s.slots[i], wide);
   return s;
 }
@@ -407,6 +430,7 @@ Schedule plan_staged(const Problem& problem, const char* kName, double share) {
 
 Schedule plan_reduce_scatter_gather_reduce(const Problem& problem) { return plan_p2p(problem, false); }
 Schedule plan_reduce_scatter_gather_wide_reduce(const Problem& problem) { return plan_p2p(problem, true); }
+Schedule plan_reduce_scatter_allgather_wide_allreduce(const Problem& problem) { return plan_p2p(problem, true); }
 Schedule plan_shm_reduce_scatter_gather_reduce(const Problem& problem) {
   return plan_staged(problem, "shm-reduce-scatter-gather",
                      root_share(problem.nranks, problem.model.copy_per_byte, problem.model.gamma));
@@ -422,9 +446,9 @@ namespace {
 // O(p + segments): the slices are cut for every rank, the steps for this one.
 Schedule view_p2p(const Problem& problem, int rank, bool wide) {
   if (wide) require_ports_apart(problem);
-  Slices sl = p2p_slices(problem);
+  Slices sl = p2p_slices(problem, wide);
   if (rank < 0 || rank >= problem.nranks) throw PlanError("rank " + std::to_string(rank) + " outside the communicator");
-  Schedule s = empty_schedule(problem, wide ? kWide : "reduce-scatter-gather", sl.segments, rank);
+  Schedule s = empty_schedule(problem, p2p_name(problem, wide), sl.segments, rank);
   s.steps[0] = p2p_steps(problem, sl, rank, s.slots[0], wide);
   return s;
 }
@@ -433,6 +457,9 @@ Schedule view_p2p(const Problem& problem, int rank, bool wide) {
 
 Schedule view_reduce_scatter_gather_reduce(const Problem& problem, int rank) { return view_p2p(problem, rank, false); }
 Schedule view_reduce_scatter_gather_wide_reduce(const Problem& problem, int rank) {
+  return view_p2p(problem, rank, true);
+}
+Schedule view_reduce_scatter_allgather_wide_allreduce(const Problem& problem, int rank) {
   return view_p2p(problem, rank, true);
 }
 
@@ -451,6 +478,12 @@ std::int64_t cut_reduce_scatter_gather_reduce(const Problem& problem) {
 std::int64_t steps_reduce_scatter_gather_reduce(const Problem& problem) {
   const std::int64_t p = problem.nranks;
   return 3 * p * (segments_asked(problem) + p);
+}
+
+// The allreduce adds an allgather: p - 1 sends and p - 1 receives more a chunk.
+std::int64_t steps_reduce_scatter_allgather_wide_allreduce(const Problem& problem) {
+  const std::int64_t p = problem.nranks;
+  return 5 * p * (segments_asked(problem) + p);
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include "planner/select.h"
 #include "planner/staged.h"
 #include "planner/topology.h"
+#include "sites.h"
 #include "support.h"
 
 namespace canopy::planner {
@@ -126,7 +127,8 @@ TEST_CASE("Allreduce JSON: a schedule reads back as an allreduce", "[allreduce][
   CHECK(validate(back));
 }
 
-bool needs_topology(const Algorithm& a) { return a.topology_aware; }
+// (The wide-area forms plan over a port= topology only: test_reduce_scatter_gather.cpp.)
+bool needs_topology(const Algorithm& a) { return a.topology_aware || a.wide_area; }
 
 // The homogeneous allreduces (not staged, no topology), by name.
 std::vector<const Algorithm*> homogeneous_allreduces() {
@@ -519,6 +521,29 @@ TEST_CASE("hierarchical-leaders: clusters reduce to their leaders, the leaders a
   one_each.links.assign(16, hockney_model(alpha_wan, beta_wan, 0));
   singles.topology = std::make_shared<const Topology>(one_each);
   CHECK_THROWS_AS(plan_with("hierarchical-leaders", singles), PlanError);
+}
+
+TEST_CASE("hierarchical-leaders over 16 sites far apart: the leaders' allreduce is reduce-scatter-allgather-wide, "
+          "and the whole beats a reduce to one site and a broadcast back",
+          "[allreduce][hierarchy]") {
+  // 16 sites of one node of 4 ranks (sixteen_sites_apart: 1-15 ms and 56-336 Mbit/s
+  // apart, port= at the cards' 1 Gbit/s), 1 MiB of doubles, 16 segments: a slice a leader.
+  const auto t = testing::sixteen_sites_apart(4, 4);
+  Problem problem = make_problem(Collective::Allreduce, 64, 0, (1 << 20) / 8, 8, true, (1 << 20) / 16, default_model());
+  problem.topology = t;
+  const Hierarchy h = make_hierarchy(problem, hierarchy_groups(*t));
+  Request over_leaders;
+  over_leaders.segment_bytes = problem.segment_bytes;
+  over_leaders.homogeneous_only = true;
+  CHECK(plan_level(upper_problem(problem, h), over_leaders).schedule.algorithm == "reduce-scatter-allgather-wide");
+  const Schedule leaders = plan_with("hierarchical-leaders", problem);
+  const Validation v = validate(leaders);
+  INFO(v.summary());
+  REQUIRE(v.ok);
+  const double wide = simulate(leaders, problem.model, t.get()).makespan;
+  const double via_root = simulate(plan_with("hierarchical", problem), problem.model, t.get()).makespan;
+  INFO("hierarchical-leaders " << wide << " s, hierarchical " << via_root << " s");
+  CHECK(wide * 1.5 < via_root);
 }
 
 TEST_CASE("compose_allreduce_hierarchy refuses a leaders' schedule that reads its input after writing it",

@@ -136,6 +136,84 @@ TEST_CASE("reduce-scatter-gather-wide over sixteen sites far apart: one latency 
   CHECK(ranked.front().exact);
 }
 
+TEST_CASE("reduce-scatter-allgather-wide validates over sites far apart: p = 2..12, commutative or not, counts "
+          "below and above p, several chunk sizes, each slice combined on its owner alone and received once by "
+          "every other rank",
+          "[reduce-scatter-gather][allreduce]") {
+  Sweep sweep;
+  int checked = 0;
+  for (int p = 2; p <= 12; ++p) {
+    const auto topology = sites_apart(p, [](int, int) { return "hockney:alpha=1e-3,beta=1e-8,port=1e-9"; });
+    for (bool commutative : {true, false})
+      for (std::int64_t count : {std::int64_t{1}, std::int64_t{p - 1}, std::int64_t{1000}, std::int64_t{77777}})
+        for (std::int64_t seg : {std::int64_t{0}, std::int64_t{512}, std::int64_t{8192}}) {
+          Problem problem = make_problem(Collective::Allreduce, p, 0, count, 4, commutative, seg, default_model());
+          problem.topology = topology;
+          const std::string what = "p=" + std::to_string(p) + (commutative ? "" : " non-commutative") +
+                                   " count=" + std::to_string(count) + " seg=" + std::to_string(seg);
+          const Schedule s = plan_with("reduce-scatter-allgather-wide", problem);
+          const Validation v = validate(s);
+          sweep.check(v.ok, what + ": " + v.summary());
+          sweep.check(simulate(s, problem.model, topology.get()).ok, what + ": does not simulate");
+          // p contributions meet in p - 1 combines, all on the segment's owner; every
+          // other rank receives the result once, straight into its own.
+          const auto nseg = static_cast<int>(s.segments.size());
+          std::vector<int> combines(nseg, 0), combiner(nseg, -1), results(nseg, 0);
+          for (int r = 0; r < p; ++r)
+            for (const Step& st : s.steps[r]) {
+              if (st.kind == StepKind::Reduce) {
+                ++combines[st.segment];
+                sweep.check(combiner[st.segment] < 0 || combiner[st.segment] == r,
+                            what + ": segment " + std::to_string(st.segment) + " combined on two ranks");
+                combiner[st.segment] = r;
+              }
+              if (st.kind == StepKind::Recv && st.buffer == Buffer::Accumulator) ++results[st.segment];
+            }
+          for (int g = 0; g < nseg; ++g) {
+            sweep.check(combines[g] == p - 1, what + ": segment " + std::to_string(g) + " combined " +
+                                                  std::to_string(combines[g]) + " times");
+            sweep.check(results[g] == p - 1, what + ": segment " + std::to_string(g) + "'s result received " +
+                                                 std::to_string(results[g]) + " times");
+          }
+          ++checked;
+        }
+  }
+  INFO(sweep.first);
+  CHECK(sweep.failures == 0);
+  CHECK(checked > 250);
+  // It declines where the reduce's wide form does.
+  Problem problem = make_problem(Collective::Allreduce, 4, 0, 1000, 8, true, 0, default_model());
+  CHECK_THROWS_WITH(plan_with("reduce-scatter-allgather-wide", problem), Catch::Contains("port="));
+  problem.topology = sites_apart(4, [](int, int) { return "hockney:alpha=1e-3,beta=1e-8"; });
+  CHECK_THROWS_WITH(plan_with("reduce-scatter-allgather-wide", problem), Catch::Contains("port="));
+}
+
+TEST_CASE("reduce-scatter-allgather-wide over sixteen sites far apart: the exchange and the allgather pay a latency "
+          "each; auto takes it",
+          "[reduce-scatter-gather][allreduce]") {
+  constexpr int p = 16;
+  const std::int64_t slice = (std::int64_t{1} << 20) / p;
+  const auto topology = sixteen_sites_apart(1, 1);
+  const double slowest_round = testing::slowest_link(*topology, slice);
+  Problem problem = make_problem(Collective::Allreduce, p, 0, (1 << 20) / 8, 8, true, 0, default_model());
+  problem.topology = topology;
+  const Simulation wide = simulate(plan_with("reduce-scatter-allgather-wide", problem), problem.model, topology.get());
+  const Simulation rabenseifner = simulate(plan_with("rabenseifner", problem), problem.model, topology.get());
+  REQUIRE(wide.ok);
+  REQUIRE(rabenseifner.ok);
+  INFO("wide " << wide.makespan << " s, rabenseifner " << rabenseifner.makespan << " s, slowest round "
+               << slowest_round);
+  // As the reduce's (above): a slice over the slowest link at least, and the cards pass
+  // a rank's 15 slices each way in 7.9 ms a phase.
+  CHECK(wide.makespan >= slowest_round);
+  CHECK(wide.makespan <= 2 * slowest_round + 2 * (p - 1) * static_cast<double>(slice) * 8e-9 + 1e-3);
+  CHECK(wide.makespan * 1.5 < rabenseifner.makespan);  // simulated 57 and 88 ms
+  const std::vector<Choice> ranked = rank_choices(problem, Request{});
+  REQUIRE(!ranked.empty());
+  CHECK(ranked.front().algorithm == "reduce-scatter-allgather-wide");
+  CHECK(ranked.front().exact);
+}
+
 TEST_CASE("shm-flat: every other rank stages each chunk of its input once, the root alone combines them, on two "
           "ranks it is the split root_share picks when a reduction costs under two copies",
           "[reduce-scatter-gather]") {

@@ -554,6 +554,16 @@ canopy_add_mpi_test(NAME "mpi preload: topology file with port= differential sca
                     TARGET differential NP 5 PRELOAD
                     ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_BCAST_ALGO=scatter-allgather-wide
                     ARGS --cases=40 --seed=4848 --only=bcast LABELS differential)
+# reduce-scatter-allgather-wide likewise: native MPI's results, the same bits on every
+# rank (sums whose rounding depends on the order, a non-commutative user op).
+canopy_add_mpi_test(NAME "mpi preload: topology file with port= allreduce_bitwise reduce-scatter-allgather-wide np5"
+                    TARGET allreduce_bitwise NP 5 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_ALLREDUCE_ALGO=reduce-scatter-allgather-wide
+                        CANOPYTEST_EXPECT_INTERCEPT=1 CANOPY_SEGMENT_BYTES=4096)
+canopy_add_mpi_test(NAME "mpi preload: topology file with port= differential reduce-scatter-allgather-wide np5"
+                    TARGET differential NP 5 PRELOAD
+                    ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_ALLREDUCE_ALGO=reduce-scatter-allgather-wide
+                    ARGS --cases=40 --seed=4949 --only=allreduce LABELS differential)
 # With info logging rank 0 says once what it found (3 clusters, and for the 4-rank file
 # the link it measured), and auto plans with it.
 # (The patterns use "." for the log's semicolons, which CMake lists would split at.)
