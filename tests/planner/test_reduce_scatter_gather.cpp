@@ -189,7 +189,7 @@ TEST_CASE("reduce-scatter-allgather-wide validates over sites far apart: p = 2..
 }
 
 TEST_CASE("reduce-scatter-allgather-wide over sixteen sites far apart: the exchange and the allgather pay a latency "
-          "each; auto takes it",
+          "each, auto takes it",
           "[reduce-scatter-gather][allreduce]") {
   constexpr int p = 16;
   const std::int64_t slice = (std::int64_t{1} << 20) / p;
