@@ -145,29 +145,32 @@ Blocks block_layout(const Problem& problem, std::int64_t owners, const char* nam
   return out;
 }
 
+// A block's segments sent to `to`, or received from `from` into the accumulator.
+void send_block(const Blocks& blocks, int to, int b, std::vector<Step>& out) {
+  for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::send(to, j));
+}
+
+void recv_block(const Blocks& blocks, int from, int b, std::vector<Step>& out) {
+  for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::recv_into_accumulator(from, j));
+}
+
 // Relative rank v's steps: its part of the scatter, then of the ring. Depends on v,
 // p and the block layout only, so a rank view is O(its steps) = O(p + segments).
 void emit_rank(const Problem& problem, const Blocks& blocks, int v, std::vector<Step>& out) {
   const int p = problem.nranks, k = blocks.count();
   if (k == 0) return;
   auto rank = [&](int u) { return (problem.root + u) % p; };
-  auto send_block = [&](int to, int b) {
-    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::send(to, j));
-  };
-  auto recv_block = [&](int from, int b) {
-    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::recv_into_accumulator(from, j));
-  };
   // Scatter.
   if (v != 0) {
     std::vector<int> mine;
     bundle(p, k, v, mine);
     const int parent = v & (v - 1);
-    for (int b : mine) recv_block(rank(parent), b);
+    for (int b : mine) recv_block(blocks, rank(parent), b, out);
   }
   for (int c : children(p, v)) {
     std::vector<int> theirs;
     bundle(p, k, c, theirs);
-    for (int b : theirs) send_block(rank(c), b);
+    for (int b : theirs) send_block(blocks, rank(c), b, out);
   }
   // Ring allgather.
   const int next = (v + 1) % p, prev = (v + p - 1) % p;
@@ -177,11 +180,11 @@ void emit_rank(const Problem& problem, const Blocks& blocks, int v, std::vector<
     const bool sends = out_block < k && !in_subtree(p, next, out_block);
     const bool receives = in_block < k && !in_subtree(p, v, in_block);
     if (v % 2 == 0) {
-      if (sends) send_block(rank(next), out_block);
-      if (receives) recv_block(rank(prev), in_block);
+      if (sends) send_block(blocks, rank(next), out_block, out);
+      if (receives) recv_block(blocks, rank(prev), in_block, out);
     } else {
-      if (receives) recv_block(rank(prev), in_block);
-      if (sends) send_block(rank(next), out_block);
+      if (receives) recv_block(blocks, rank(prev), in_block, out);
+      if (sends) send_block(blocks, rank(next), out_block, out);
     }
   }
 }
@@ -202,14 +205,8 @@ void emit_wide_rank(const Problem& problem, const Blocks& blocks, int v, std::ve
   const int p = problem.nranks, k = blocks.count();
   if (k == 0) return;
   auto rank = [&](int u) { return (problem.root + u) % p; };
-  auto send_block = [&](int to, int b) {
-    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::send(to, j));
-  };
-  auto recv_block = [&](int from, int b) {
-    for (int j = blocks.first[b]; j < blocks.first[b + 1]; ++j) out.push_back(Step::recv_into_accumulator(from, j));
-  };
   if (v == 0) {
-    for (int b = 0; b < k; ++b) send_block(rank(b + 1), b);
+    for (int b = 0; b < k; ++b) send_block(blocks, rank(b + 1), b, out);
     return;
   }
   // The non-root ranks 1 .. p-1 in a cycle: the one s after v, and s before it.
@@ -217,11 +214,11 @@ void emit_wide_rank(const Problem& problem, const Blocks& blocks, int v, std::ve
   auto before = [&](int s) { return ((v - 1 - s) % (p - 1) + (p - 1)) % (p - 1) + 1; };
   const int own = v - 1;
   if (own < k) {
-    recv_block(rank(0), own);
-    for (int s = 1; s + 1 < p; ++s) send_block(rank(after(s)), own);
+    recv_block(blocks, rank(0), own, out);
+    for (int s = 1; s + 1 < p; ++s) send_block(blocks, rank(after(s)), own, out);
   }
   for (int s = 1; s + 1 < p; ++s)
-    if (before(s) - 1 < k) recv_block(rank(before(s)), before(s) - 1);
+    if (before(s) - 1 < k) recv_block(blocks, rank(before(s)), before(s) - 1, out);
 }
 
 }  // namespace
