@@ -73,10 +73,14 @@ Schedule plan_hierarchical_leaders_allreduce(const Problem& problem) {
 }
 
 // The estimate the selector reads before building it (Algorithm::whole_steps), never
-// fewer than the schedule's steps: the groups' reduce and broadcast at most four steps per
-// rank and segment each, over the segments asked for or the leaders' slices, whichever
-// are more (a ring over L leaders cuts L slices, more where one slice outgrows a
-// message), and the leaders' allreduce at most what its dearest candidate estimates.
+// fewer than the schedule's steps: over the segments asked for or the leaders' slices,
+// whichever are more (a ring over L leaders cuts L slices, more where one slice
+// outgrows a message), the groups' reduce at most four steps per rank and segment (a
+// copy, a receive and a reduction per operand, a send), their broadcast two (every rank
+// but a group's leader receives each segment once, from one send), and the leaders'
+// allreduce at most what its dearest candidate estimates. (Four each for both had put
+// 1024 ranks over 16 sites past kTopologySimulationBudget at any segment size: 8 x 1024
+// x 16 slices is the budget itself.)
 std::int64_t steps_hierarchical_leaders_allreduce(const Problem& problem) {
   const std::int64_t asked = segments_asked(problem);
   if (!problem.topology) return tree_steps_estimate(problem);
@@ -89,7 +93,7 @@ std::int64_t steps_hierarchical_leaders_allreduce(const Problem& problem) {
   for (const Algorithm& a : algorithms())
     if (a.collective == Collective::Allreduce && !a.topology_aware && !a.staged)
       over_leaders = std::max(over_leaders, estimated_whole_steps(a, upper));
-  return 8 * problem.nranks * segments + over_leaders;
+  return 6 * problem.nranks * segments + over_leaders;
 }
 
 }  // namespace canopy::planner

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,15 @@ inline std::shared_ptr<const Topology> sites_apart(int p, const std::function<st
   for (int a = 0; a < p; ++a)
     for (int b = a + 1; b < p; ++b) t["links"]["s" + std::to_string(a) + "-s" + std::to_string(b)] = spec(a, b);
   return std::make_shared<const Topology>(topology_from_json(t).topology);
+}
+
+// p sites, 1 ms and 100 Mbit/s apart behind cards of 1 Gbit/s (port=): where the
+// wide-area algorithms plan (Algorithm::wide_area). One per p, made once.
+inline std::shared_ptr<const Topology> sites_apart_with_port(int p) {
+  static std::map<int, std::shared_ptr<const Topology>> made;
+  auto& t = made[p];
+  if (!t) t = sites_apart(p, [](int, int) { return "hockney:alpha=1e-3,beta=8e-8,port=8e-9"; });
+  return t;
 }
 
 // 16 sites of `per_site` ranks on nodes of `per_node`, 1-15 ms and 56-336 Mbit/s apart

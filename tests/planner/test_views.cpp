@@ -3,8 +3,6 @@
 // every rank, root and shape of problem; the union of the views is the schedule.
 #include <catch2/catch.hpp>
 
-#include <map>
-#include <memory>
 #include <stdexcept>
 
 #include "planner/describe.h"
@@ -50,15 +48,6 @@ std::string compare_views(const Algorithm& a, const Problem& problem) {
                                           ", the schedule's " + describe(theirs[i]);
   }
   return "";
-}
-
-// p sites, 1 ms and 100 Mbit/s apart behind cards of 1 Gbit/s (port=): where the
-// wide-area algorithms plan (Algorithm::wide_area). One per p, made once.
-std::shared_ptr<const Topology> sites_apart_with_port(int p) {
-  static std::map<int, std::shared_ptr<const Topology>> made;
-  auto& t = made[p];
-  if (!t) t = sites_apart(p, [](int, int) { return "hockney:alpha=1e-3,beta=8e-8,port=8e-9"; });
-  return t;
 }
 
 std::vector<const Algorithm*> algorithms_with_views() {
