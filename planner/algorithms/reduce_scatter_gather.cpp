@@ -309,9 +309,10 @@ std::vector<Step> p2p_steps(const Problem& problem, const Slices& sl, int i, int
 constexpr const char* kWide = "reduce-scatter-gather-wide";
 constexpr const char* kWideAll = "reduce-scatter-allgather-wide";
 
-// The exchange's name for `problem`'s collective: an allreduce's is only wide.
+// The exchange's name for `problem`'s collective (an allreduce's is only wide).
 const char* p2p_name(const Problem& problem, bool wide) {
-  return problem.collective == Collective::Allreduce ? kWideAll : wide ? kWide : "reduce-scatter-gather";
+  if (!wide) return "reduce-scatter-gather";
+  return problem.collective == Collective::Allreduce ? kWideAll : kWide;
 }
 
 Slices p2p_slices(const Problem& problem, bool wide) {
