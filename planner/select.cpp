@@ -79,8 +79,8 @@ std::string declines(const Algorithm& a, const Problem& q) {
     return std::string(a.name) + ": it needs a staging ring over all its ranks (one node, CANOPY_SHM not off)";
   if (a.direct && !q.direct_access)
     return std::string(a.name) + ": it needs cross-memory attach between all its ranks (CANOPY_CMA not off)";
-  if (a.wide_area && !(q.topology && keeps_latency_in_flight(*q.topology)))
-    return std::string(a.name) + ": it needs a topology with links whose latency does not hold the ports (port=)";
+  if (a.wide_area)
+    if (std::string why = wide_area_declines(q.topology.get(), std::string(a.name)); !why.empty()) return why;
   return {};
 }
 

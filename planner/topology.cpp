@@ -262,6 +262,13 @@ bool keeps_latency_in_flight(const Topology& t) {
   return false;
 }
 
+std::string wide_area_declines(const Topology* t, const std::string& algorithm) {
+  if (t && keeps_latency_in_flight(*t)) return {};
+  return algorithm +
+         ": it needs a topology with links whose latency does not hold the ports (port=, as between sites far "
+         "apart); where a port serves one message at a time, latency included, nothing is gained";
+}
+
 int keep_wide_area_latency_in_flight(Topology& t) {
   const int C = t.clusters;
   auto link = [&](int a, int b) -> CostModel& { return t.links[static_cast<std::size_t>(a) * C + b]; };

@@ -83,6 +83,11 @@ double busiest_link(const Schedule& s, const Topology& t);
 // what Algorithm::wide_area needs.
 bool keeps_latency_in_flight(const Topology& t);
 
+// Why `algorithm`, a wide-area one (Algorithm::wide_area), declines a problem over `t`
+// (null: none known), or empty: the selector's declines() and the algorithms' own plans
+// ask it, so they refuse alike.
+std::string wide_area_declines(const Topology* t, const std::string& algorithm);
+
 // What CANOPY_TOPOLOGY=auto gives a link between sites far apart (shim/topology_probe.cpp):
 // the probe measures a link's latency and its rate, not the network cards behind it, and
 // Hockney's model then holds a rank's port for the whole latency, so that a leader's

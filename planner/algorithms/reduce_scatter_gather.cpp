@@ -325,10 +325,8 @@ Slices p2p_slices(const Problem& problem, bool wide) {
 
 // The wide forms' decline (see the top).
 void require_ports_apart(const Problem& problem) {
-  if (problem.topology && keeps_latency_in_flight(*problem.topology)) return;
-  throw PlanError(std::string(p2p_name(problem, true)) +
-                  ": it needs a topology with links whose latency does not hold the ports (port=, as between sites "
-                  "far apart); where a port serves one message at a time the slots buy nothing");
+  if (std::string why = wide_area_declines(problem.topology.get(), p2p_name(problem, true)); !why.empty())
+    throw PlanError(why);
 }
 
 Schedule plan_p2p(const Problem& problem, bool wide) {

@@ -192,10 +192,7 @@ void emit_rank(const Problem& problem, const Blocks& blocks, int v, std::vector<
 // scatter-allgather-wide's refusals (see the top).
 void require_wide_fits(const Problem& problem) {
   check_problem(problem);
-  if (!problem.topology || !keeps_latency_in_flight(*problem.topology))
-    throw PlanError(std::string(kWide) +
-                    ": it needs a topology with links whose latency does not hold the ports (port=, as between sites "
-                    "far apart); where a port serves one message at a time nothing is gained");
+  if (std::string why = wide_area_declines(problem.topology.get(), kWide); !why.empty()) throw PlanError(why);
   if (problem.model.duplex != Duplex::Full)
     throw PlanError(std::string(kWide) + ": every message in flight at once needs full-duplex ports (duplex=full)");
 }
