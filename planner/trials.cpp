@@ -43,14 +43,18 @@ std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, do
 double TrialPrice::beyond(double native_seconds, double distrust, double clear) const {
   double price = short_calls;
   const bool look = after_look > 0 && (native_batch <= 1 || trial_batch(native_seconds) <= 1);
-  double dearest = 0;
+  // After the look: the settling call runs the first schedule left, the rounds the
+  // look's fastest, which is no slower than the cheapest priced schedule (TrialPrice).
+  double settling = -1, cheapest = 0;
   for (const Long& l : long_calls) {
     if (clear > 0 && native_seconds > 0 && l.predicted > clear * native_seconds) continue;  // priced out
     const double call = std::max(0.0, distrust * l.predicted - native_seconds);
     price += (look || l.fallback_calls == 0 ? l.calls : l.fallback_calls) * call;
-    dearest = std::max(dearest, call);
+    if (settling < 0) settling = cheapest = call;
+    cheapest = std::min(cheapest, call);
   }
-  return price + (look ? after_look * dearest : 0);
+  if (!look || settling < 0 || after_look <= 0) return price;
+  return price + settling + (after_look - 1) * cheapest;
 }
 
 TrialPrice trial_price(const std::vector<TrialCandidate>& candidates, const std::vector<int>& batches, int rounds) {

@@ -180,15 +180,23 @@ struct TrialPrice {
   // Where every schedule's calls are long, the rounds can begin with a first look (one
   // call each, then only the fastest goes on: trials.h), and then each schedule's
   // `calls` above are its look's one call, and these the calls of the schedule that
-  // goes on (the settling call before the look, one a measured round), priced at the
-  // dearest schedule's. The look comes where native's batch is one call too: where it
-  // was planned so (`native_batch`), or where native's own calls take a millisecond or
-  // more (its batch is then cut to one). Elsewhere `fallback_calls` stand for
-  // `calls`. Decision: every schedule used to be priced at its look and every measured
-  // round, 3 calls each for 2 rounds, where the rounds run one schedule: on the
-  // generated 1024-rank grid (docs/simulation.md) a 1 MiB reduce's two schedules, priced
-  // 214 and 239 ms against native's 309 a call, were priced at 6 calls, 2.23 s, where
-  // the trials run at most 5 (now 1.97 s; native's 8th call reaches either).
+  // goes on: the settling call before the look, at the first schedule's price (the
+  // rounds run it first), and one call a measured round, at the cheapest schedule's.
+  // Why the cheapest: the one that goes on measured fastest in the look, so if every
+  // schedule runs within `distrust` times its price (what the price assumes of each),
+  // it runs within that of the cheapest price. The look comes where native's batch is
+  // one call too: where it was planned so (`native_batch`), or where native's own calls
+  // take a millisecond or more (its batch is then cut to one). Elsewhere
+  // `fallback_calls` stand for `calls`. Decision: every schedule used to be priced at
+  // its look and every measured round, 3 calls each for 2 rounds, where the rounds run
+  // one schedule: on the generated 1024-rank grid (docs/simulation.md) a 1 MiB reduce's
+  // two schedules, priced 214 and 239 ms against native's 309 a call, were priced at 6
+  // calls, 2.23 s, where the trials run at most 5 (1.97 s with the rounds at the
+  // dearest schedule's price). The rounds at the dearest's price cost the simulated
+  // EDR cluster's 1 MiB allreduce at 1024 ranks half its gain: `rabenseifner` priced
+  // 1.19 ms and `hierarchical` 2.10 against native's 1.10, so 23.3 ms of trials, 32 of
+  // native's calls before them, and 660 us a call over 100 (rabenseifner then ran at
+  // 407); at the cheapest's, 14.3 ms.
   int after_look = 0;
   int native_batch = 0;
   // The price when native MPI takes `native_seconds` a call: the short calls whole, each
