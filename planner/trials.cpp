@@ -43,18 +43,16 @@ std::vector<int> trial_batches(const std::vector<TrialCandidate>& candidates, do
 double TrialPrice::beyond(double native_seconds, double distrust, double clear) const {
   double price = short_calls;
   const bool look = after_look > 0 && (native_batch <= 1 || trial_batch(native_seconds) <= 1);
-  // After the look: the settling call runs the first schedule left, the rounds the
-  // look's fastest, which is no slower than the cheapest priced schedule (TrialPrice).
-  double settling = -1, cheapest = 0;
+  // After the look: the settling call runs the cheapest priced schedule, the rounds the
+  // look's fastest, which is no slower than that one (TrialPrice).
+  double cheapest = kInfinity;
   for (const Long& l : long_calls) {
     if (clear > 0 && native_seconds > 0 && l.predicted > clear * native_seconds) continue;  // priced out
     const double call = std::max(0.0, distrust * l.predicted - native_seconds);
     price += (look || l.fallback_calls == 0 ? l.calls : l.fallback_calls) * call;
-    if (settling < 0) settling = cheapest = call;
     cheapest = std::min(cheapest, call);
   }
-  if (!look || settling < 0 || after_look <= 0) return price;
-  return price + settling + (after_look - 1) * cheapest;
+  return price + (look && cheapest < kInfinity ? after_look * cheapest : 0);
 }
 
 TrialPrice trial_price(const std::vector<TrialCandidate>& candidates, const std::vector<int>& batches, int rounds) {
@@ -124,6 +122,15 @@ void Trials::start_rounds() {
     return;
   }
   settling_ = round_ == 0;
+  // The settling call runs the schedule priced cheapest (the first where none is
+  // priced): what the trials' price counts it at (TrialPrice).
+  settling_candidate_ = live_.front();
+  for (int c : live_) {
+    if (c == native_ || static_cast<std::size_t>(c) >= settings_.predicted.size()) continue;
+    if (settling_candidate_ == native_ || settings_.predicted[static_cast<std::size_t>(settling_candidate_)] >
+                                              settings_.predicted[static_cast<std::size_t>(c)])
+      settling_candidate_ = c;
+  }
 }
 
 void Trials::start_native_trial() {

@@ -11,8 +11,8 @@
 //    for touching its buffers and connecting (16 MiB on two ranks here: 3x a warm
 //    call), and that must not make native look slow. Calls of a millisecond or more (batch 1)
 //    start with a first look, one call each, so that a candidate far worse than the
-//    best costs one call. Before the first look one call runs the first candidate
-//    unmeasured (settling()): the first call of a size class also pays for the ranks'
+//    best costs one call. Before the first look one call runs the candidate priced
+//    cheapest (the first where none is priced) unmeasured (settling()): the first call of a size class also pays for the ranks'
 //    skewed arrival (whatever the program did between sizes) and first touches. On
 //    the lent 16-core machine the first 4 MiB shm-reduce-scatter-gather call of 16
 //    ranks took 31.6 ms (slowest rank; 1.3 ms warm), and the first look pruned it
@@ -180,11 +180,10 @@ struct TrialPrice {
   // Where every schedule's calls are long, the rounds can begin with a first look (one
   // call each, then only the fastest goes on: trials.h), and then each schedule's
   // `calls` above are its look's one call, and these the calls of the schedule that
-  // goes on: the settling call before the look, at the first schedule's price (the
-  // rounds run it first), and one call a measured round, at the cheapest schedule's.
-  // Why the cheapest: the one that goes on measured fastest in the look, so if every
-  // schedule runs within `distrust` times its price (what the price assumes of each),
-  // it runs within that of the cheapest price. The look comes where native's batch is
+  // goes on: the settling call before the look, which runs the schedule priced cheapest,
+  // and one call a measured round, of the look's fastest: if every schedule runs within
+  // `distrust` times its price (what the price assumes of each), that one runs within
+  // that of the cheapest price, so all are priced at the cheapest's. The look comes where native's batch is
   // one call too: where it was planned so (`native_batch`), or where native's own calls
   // take a millisecond or more (its batch is then cut to one). Elsewhere
   // `fallback_calls` stand for `calls`. Decision: every schedule used to be priced at
@@ -194,9 +193,10 @@ struct TrialPrice {
   // calls, 2.23 s, where the trials run at most 5 (1.97 s with the rounds at the
   // dearest schedule's price). The rounds at the dearest's price cost the simulated
   // EDR cluster's 1 MiB allreduce at 1024 ranks half its gain: `rabenseifner` priced
-  // 1.19 ms and `hierarchical` 2.10 against native's 1.10, so 23.3 ms of trials, 32 of
-  // native's calls before them, and 660 us a call over 100 (rabenseifner then ran at
-  // 407); at the cheapest's, 14.3 ms.
+  // 1.19 ms and `hierarchical` 2.10 against native's 1.10 (the settling call ran
+  // `hierarchical`, the candidate the selector ranks first: `rabenseifner`'s price is
+  // an estimate), so 23.3 ms of trials, 32 of native's calls before them, and 660 us a
+  // call over 100 (rabenseifner then ran at 407); at the cheapest's, 15.1 ms.
   int after_look = 0;
   int native_batch = 0;
   // The price when native MPI takes `native_seconds` a call: the short calls whole, each
@@ -407,7 +407,9 @@ class Trials {
   bool decided() const { return decided_; }
   int chosen() const { return chosen_; }
   // The candidate the next call runs.
-  int current() const { return decided_ || phase_ == Phase::kWaiting ? chosen_ : live_[position_]; }
+  int current() const {
+    return decided_ || phase_ == Phase::kWaiting ? chosen_ : settling_ ? settling_candidate_ : live_[position_];
+  }
   // Whether the schedules' rounds have chosen the best of them (chosen()), which now runs
   // until native MPI's trial (TrialSettings::native_after); record() counts its calls.
   bool waiting_for_native() const { return phase_ == Phase::kWaiting; }
@@ -523,6 +525,7 @@ class Trials {
   int calls_ = 0;              // trial calls so far
   bool decided_ = false;
   bool settling_ = false;      // the next call runs unmeasured, before the first look
+  int settling_candidate_ = 0;  // ... and runs this candidate
   int chosen_ = 0;
   // Where native's trial waits (TrialSettings::native_after): the schedules' rounds
   // without native, then their choice (chosen_) alone until native_after calls, then

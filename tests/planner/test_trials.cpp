@@ -947,17 +947,17 @@ TEST_CASE("Trials: where every schedule's calls are long, the trials' price is a
   const TrialPrice price = trial_price(candidates, batches, 2);
   const double native = 50e-3;
   auto beyond = [&](double p) { return 3 * p - native; };
-  // A look each, then the settling call (the first schedule, 30 ms) and 2 rounds of the
-  // look's fastest, no slower than 3 x the cheapest price (30 ms again).
+  // A look each, then the settling call (the cheapest priced schedule, 30 ms) and 2
+  // rounds of the look's fastest, no slower than 3 x the cheapest price.
   const double expected = beyond(30e-3) + beyond(40e-3) + beyond(60e-3) + 3 * beyond(30e-3);
   CHECK(price.beyond(native, 3) == Approx(expected));
   // Every schedule at each round, as before, would be 3 calls each: more than the trials run.
   CHECK(price.beyond(native, 3) < 3 * (beyond(30e-3) + beyond(40e-3) + beyond(60e-3)));
   // Priced out (over `clear` x native): the 60 ms one leaves the look's price.
   CHECK(price.beyond(native, 3, 1.0) == Approx(beyond(30e-3) + beyond(40e-3) + 3 * beyond(30e-3)));
-  // The settling call is the first schedule's, where that is not the cheapest.
+  // The same where the cheapest is not the first candidate.
   const TrialPrice dear_first = trial_price({{false, 40e-3}, {false, 30e-3}, {true, 0}}, {1, 1, 1}, 2);
-  CHECK(dear_first.beyond(native, 3) == Approx(beyond(40e-3) + beyond(30e-3) + beyond(40e-3) + 2 * beyond(30e-3)));
+  CHECK(dear_first.beyond(native, 3) == Approx(beyond(40e-3) + beyond(30e-3) + 3 * beyond(30e-3)));
 
   // The price holds what the trials then run: count the schedules' calls.
   TrialSettings s;
@@ -1095,14 +1095,14 @@ TEST_CASE("Trials: where the rounds begin, long schedules priced over `clear` ti
 
 TEST_CASE("Trials: a dearer schedule in the first look adds its look to the price, not the rounds after it",
           "[trials]") {
-  // 1024 simulated ranks on the EDR cluster, a 1 MiB allreduce (trials.h): `rabenseifner`
-  // priced 1.19 ms, `hierarchical` 2.10 (both under twice native's 1.10 ms), one call a
-  // batch, 2 rounds.
-  const std::vector<TrialCandidate> candidates{{false, 1.19e-3}, {false, 2.10e-3}, {true, 0}};
+  // 1024 simulated ranks on the EDR cluster, a 1 MiB allreduce (trials.h): `hierarchical`
+  // priced 2.10 ms and ranked first, `rabenseifner` 1.19 (an estimate, ranked after it;
+  // both under twice native's 1.10 ms), one call a batch, 2 rounds.
+  const std::vector<TrialCandidate> candidates{{false, 2.10e-3}, {false, 1.19e-3}, {true, 0}};
   TrialSettings s;
   s.batches = {1, 1, 1};
   s.native_first = trial_price(candidates, s.batches, 2);
-  s.predicted = {1.19e-3, 2.10e-3, 0};
+  s.predicted = {2.10e-3, 1.19e-3, 0};
   const double native = 1.10e-3;
   auto beyond = [&](double p) { return 3 * p - native; };
   // Two looks, then the settling call and 2 rounds at the cheapest's price.
@@ -1113,10 +1113,22 @@ TEST_CASE("Trials: a dearer schedule in the first look adds its look to the pric
     ++calls;
     if (t.record(native)) t.end_round(t.round_means());
   }
-  // 14.3 ms of trials: native's 16th call reaches it (at the dearer's price, 23.3 ms:
+  // 15.1 ms of trials: native's 16th call reaches it (at the dearer's price, 23.3 ms:
   // its 32nd).
   CHECK(calls == 16);
   CHECK(t.live() == std::vector<int>{0, 1});
+  // The settling call runs the cheaper, as priced; then the look, in the candidates' order.
+  CHECK(t.settling());
+  CHECK(t.current() == 1);
+  CHECK_FALSE(t.record(0.4e-3));
+  CHECK_FALSE(t.settling());
+  CHECK(t.current() == 0);
+  CHECK_FALSE(t.record(2.5e-3));
+  CHECK(t.current() == 1);
+  REQUIRE(t.record(0.4e-3));
+  t.end_round(t.round_means());
+  // `rabenseifner` is clear of `hierarchical`: it goes on alone, against native.
+  CHECK(t.live() == std::vector<int>{1, 2});
 }
 
 TEST_CASE("Trials: after a first look only the fastest schedule, and native where it is in the running, go on",
