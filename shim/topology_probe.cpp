@@ -37,22 +37,6 @@ constexpr int kMaxProbedNodes = 16;
 // measured after the warm-up): a pair costs about max(50 ms, 2 round trips) a size.
 constexpr double kPairSeconds = 0.05;
 constexpr int kTagPing = 1, kTagStop = 2;
-// A link whose probe arrives within kQuickProbeSeconds is measured once more at
-// kSlopeBytes, and its per-byte time is the slope from 8 bytes to that size instead of
-// to the probe's. Why: a message of the probe's size (64 KiB) carries fixed costs that
-// larger ones share out (a rendezvous' round trip; SimGrid's SMPI prices a message of
-// 65472 bytes or more at 11.6 times a route's latency), and the probe's slope took them
-// for bytes: 2.3e-10 s/B inside a leaf switch of the simulated EDR cluster and 4.2e-10
-// between leaves, against the platform's 8e-11, which priced the 1 MiB schedules at
-// 1024 ranks at two to three times what they took, so the trials began late or not
-// at all (docs/performance-history.md, section 27). Only quick links: on a slow one
-// a megabyte costs a long ping (16 links of 1 Gbit/s: 8 ms a one-way trip each), and
-// there the probe's fixed costs are small beside its bytes anyway. Messages between
-// the two sizes are then priced a little under what they take, where the fixed cost
-// is not yet shared out; the whole messages of a large collective, which decide
-// between its schedules, are priced as they run.
-constexpr double kQuickProbeSeconds = 50e-6;
-constexpr int kSlopeBytes = 1 << 20;
 
 void wait(MPI_Request request) { wait_politely(&request); }
 
@@ -663,18 +647,6 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   const double links_start = PMPI_Wtime();
   const std::vector<double> link_times =
       measure_pairs(leaders, std::vector<Pair>(links.begin() + known.size(), links.end()), {probe}, true);
-  // Quick links once more at kSlopeBytes (above), one pair at a time: member 0 knows
-  // every link's probe time and tells the others which.
-  const auto probe_time = [&](std::size_t k) {
-    return k < known.size() ? distance[links[k].first][links[k].second] : link_times[k - known.size()];
-  };
-  std::vector<int> quick;
-  for (std::size_t k = 0; rank == 0 && probe < kSlopeBytes && k < links.size(); ++k)
-    if (probe_time(k) > 0 && probe_time(k) < kQuickProbeSeconds) quick.push_back(static_cast<int>(k));
-  share_ints(leaders, quick);
-  std::vector<Pair> quick_pairs;
-  for (int k : quick) quick_pairs.push_back(links[static_cast<std::size_t>(k)]);
-  const std::vector<double> slope_times = measure_pairs(leaders, quick_pairs, {kSlopeBytes});
   const double links_seconds = PMPI_Wtime() - links_start;
   if (rank != 0) return;
 
@@ -695,16 +667,10 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   };
   for (std::size_t k = 0; k < links.size(); ++k) {
     const auto [x, y] = links[k];
-    const auto again = std::find(quick.begin(), quick.end(), static_cast<int>(k));
-    const double slope = again == quick.end() ? 0 : slope_times[static_cast<std::size_t>(again - quick.begin())];
-    const planner::CostModel m = slope > 0 ? link_model(small_between(x, y), slope, kSlopeBytes, base)
-                                           : link_model(small_between(x, y), probe_time(k), probe, base);
+    const double large = k < known.size() ? distance[x][y] : link_times[k - known.size()];
+    const planner::CostModel m = link_model(small_between(x, y), large, probe, base);
     t.links[cluster[x] * C + cluster[y]] = t.links[cluster[y] * C + cluster[x]] = m;
   }
-  if (!quick.empty())
-    detail += std::to_string(quick.size()) + " links under " + microseconds(kQuickProbeSeconds) + " us at " +
-              std::to_string(probe) + " B measured again at " + std::to_string(kSlopeBytes) +
-              " B for their per-byte time; ";
   // Links between sites far apart keep their latency in flight (port=, planner/topology.h).
   if (const int kept = planner::keep_wide_area_latency_in_flight(t); kept > 0)
     detail += std::to_string(kept / 2) + " links of " + milliseconds(planner::kWideAreaLatency) +
