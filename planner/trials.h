@@ -12,8 +12,9 @@
 //    call), and that must not make native look slow. Calls of a millisecond or more (batch 1)
 //    start with a first look, one call each, so that a candidate far worse than the
 //    best costs one call. Before the first look one call runs the candidate priced
-//    cheapest (the first where none is priced) unmeasured (settling()): the first call of a size class also pays for the ranks'
-//    skewed arrival (whatever the program did between sizes) and first touches. On
+//    cheapest (the first where none is priced) unmeasured (settling()): the first call
+//    of a size class also pays for the ranks' skewed arrival (whatever the program did
+//    between sizes) and first touches. On
 //    the lent 16-core machine the first 4 MiB shm-reduce-scatter-gather call of 16
 //    ranks took 31.6 ms (slowest rank; 1.3 ms warm), and the first look pruned it
 //    (more than 3x native's 9.3 ms): native stayed, six times slower. Shorter
@@ -180,23 +181,24 @@ struct TrialPrice {
   // Where every schedule's calls are long, the rounds can begin with a first look (one
   // call each, then only the fastest goes on: trials.h), and then each schedule's
   // `calls` above are its look's one call, and these the calls of the schedule that
-  // goes on: the settling call before the look, which runs the schedule priced cheapest,
-  // and one call a measured round, of the look's fastest: if every schedule runs within
-  // `distrust` times its price (what the price assumes of each), that one runs within
-  // that of the cheapest price, so all are priced at the cheapest's. The look comes where native's batch is
-  // one call too: where it was planned so (`native_batch`), or where native's own calls
-  // take a millisecond or more (its batch is then cut to one). Elsewhere
-  // `fallback_calls` stand for `calls`. Decision: every schedule used to be priced at
-  // its look and every measured round, 3 calls each for 2 rounds, where the rounds run
-  // one schedule: on the generated 1024-rank grid (docs/simulation.md) a 1 MiB reduce's
-  // two schedules, priced 214 and 239 ms against native's 309 a call, were priced at 6
-  // calls, 2.23 s, where the trials run at most 5 (1.97 s with the rounds at the
-  // dearest schedule's price). The rounds at the dearest's price cost the simulated
-  // EDR cluster's 1 MiB allreduce at 1024 ranks half its gain: `rabenseifner` priced
-  // 1.19 ms and `hierarchical` 2.10 against native's 1.10 (the settling call ran
-  // `hierarchical`, the candidate the selector ranks first: `rabenseifner`'s price is
-  // an estimate), so 23.3 ms of trials, 32 of native's calls before them, and 660 us a
-  // call over 100 (rabenseifner then ran at 407); at the cheapest's, 15.1 ms.
+  // goes on: the settling call before the look, which runs the schedule priced
+  // cheapest, and one call a measured round, of the look's fastest: if every schedule
+  // runs within `distrust` times its price (what the price assumes of each), that one
+  // runs within that of the cheapest price, so all are priced at the cheapest's. The
+  // look comes where native's batch is one call too: where it was planned so
+  // (`native_batch`), or where native's own calls take a millisecond or more (its
+  // batch is then cut to one). Elsewhere `fallback_calls` stand for `calls`.
+  // Decision: every schedule used to be priced at its look and every measured round, 3
+  // calls each for 2 rounds, where the rounds run one schedule: on the generated 1024-rank
+  // grid (docs/simulation.md) a 1 MiB reduce's two schedules, priced 214 and 239 ms
+  // against native's 309 a call, were priced at 6 calls, 2.23 s, where the trials run at
+  // most 5 (1.97 s with the rounds at the dearest schedule's price). The rounds at the
+  // dearest's price cost the simulated EDR cluster's 1 MiB allreduce at 1024 ranks half
+  // its gain: `rabenseifner` priced 1.19 ms and `hierarchical` 2.10 against native's 1.10
+  // (the settling call ran `hierarchical`, the candidate the selector ranks first:
+  // `rabenseifner`'s price is an estimate), so 23.3 ms of trials, 32 of native's calls
+  // before them, and 660 us a call over 100 (rabenseifner then ran at 407); at the
+  // cheapest's, 15.1 ms, 16 native calls, 524.7 us a call.
   int after_look = 0;
   int native_batch = 0;
   // The price when native MPI takes `native_seconds` a call: the short calls whole, each
