@@ -51,6 +51,14 @@ double CostModel::gap_at(std::int64_t bytes) const {
   return std::max(0.0, g0 + slope * static_cast<double>(bytes - m0));
 }
 
+double CostModel::large_message_per_byte() const {
+  if (gap.empty()) return beta;
+  if (gap.size() < 2) return 0;
+  const auto [m0, g0] = gap[gap.size() - 2];
+  const auto [m1, g1] = gap.back();
+  return std::max(0.0, (g1 - g0) / static_cast<double>(m1 - m0));
+}
+
 CostModel default_model() {
   CostModel m = hockney_model(2e-6, 1e-10, 1e-10);
   m.copy_per_byte = 1e-10;

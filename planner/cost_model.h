@@ -82,10 +82,14 @@ struct CostModel {
     if (!gap.empty()) return gap_at(bytes);
     return port_per_byte > 0 ? port_per_byte * static_cast<double>(bytes) : transfer(bytes);
   }
-  // The ports are held for the whole transfer (Hockney without port=): what the closed
-  // forms that count a message as one busy interval assume.
-  bool ports_held_for_transfer() const { return gap.empty() && port_per_byte == 0; }
+  // The ports are held for the whole transfer (Hockney without port=, or pLogP with
+  // L = 0, as the probe's measured links: planner::measured_link): what the closed forms
+  // that count a message as one busy interval assume.
+  bool ports_held_for_transfer() const { return gap.empty() ? port_per_byte == 0 : alpha == 0; }
   double gap_at(std::int64_t bytes) const;
+  // Seconds per byte of large messages: beta, or pLogP's slope between its last two
+  // sizes (0 with one). What a card's rate is read from (keep_wide_area_latency_in_flight).
+  double large_message_per_byte() const;
   double reduce(std::int64_t bytes) const { return reduce_fixed + gamma * static_cast<double>(bytes); }
   double copy(std::int64_t bytes) const { return copy_per_byte * static_cast<double>(bytes); }
   // A Read or Write of `bytes` between two processes' memory (schedule.h, the direct

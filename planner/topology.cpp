@@ -188,6 +188,36 @@ CostModel package_link_from_times(const CostModel& base, double within_small, do
   return link;
 }
 
+CostModel measured_link(const CostModel& base, std::vector<std::pair<std::int64_t, double>> one_way) {
+  if (one_way.size() < 2) throw PlanError("measured_link: needs one-way times at two sizes or more");
+  CostModel m;
+  if (one_way.size() == 2) {
+    const auto [small_bytes, small] = one_way[0];
+    const auto [large_bytes, large] = one_way[1];
+    // A second size no larger than the first gives no slope: latency only.
+    const bool slope = large_bytes > small_bytes;
+    const double beta = slope ? std::max(0.0, (large - small) / static_cast<double>(large_bytes - small_bytes)) : 0.0;
+    m = hockney_model(slope ? small : std::min(small, large), beta, base.gamma);
+  } else {
+    double floor = 0;
+    for (std::size_t i = 0; i < one_way.size(); ++i) {
+      if (i > 0 && one_way[i].first <= one_way[i - 1].first)
+        throw PlanError("measured_link: sizes must increase, got " + std::to_string(one_way[i - 1].first) +
+                        " then " + std::to_string(one_way[i].first));
+      floor = std::max(floor, one_way[i].second);
+      one_way[i].second = floor;
+    }
+    m = plogp_model(0, std::move(one_way));
+    m.gamma = base.gamma;
+  }
+  m.copy_per_byte = base.copy_per_byte;
+  m.direct_per_byte = base.direct_per_byte;
+  m.direct_fixed = base.direct_fixed;
+  m.duplex = Duplex::Full;
+  m.overlap = true;
+  return m;
+}
+
 Topology slowdown_topology(const CostModel& link, std::vector<double> slowdown) {
   Topology t;
   const int p = static_cast<int>(slowdown.size());
@@ -237,10 +267,13 @@ const CostModel& Network::link(int from, int to) const {
 
 CostModel slowest_link(const Topology& t, const CostModel& inside, std::int64_t bytes) {
   const double b = static_cast<double>(std::max<std::int64_t>(bytes, 1));
-  double alpha = inside.alpha, per_byte = (inside.transfer(bytes) - inside.alpha) / b;
+  // A link's latency is the time of an empty message: Hockney's alpha, pLogP's L + g(0)
+  // (a measured link's L is 0 and its g(0) the 8-byte time: planner::measured_link).
+  double alpha = inside.transfer(0), per_byte = (inside.transfer(bytes) - alpha) / b;
   const auto take = [&](const CostModel& link) {
-    alpha = std::max(alpha, link.alpha);
-    per_byte = std::max(per_byte, (link.transfer(bytes) - link.alpha) / b);
+    const double latency = link.transfer(0);
+    alpha = std::max(alpha, latency);
+    per_byte = std::max(per_byte, (link.transfer(bytes) - latency) / b);
   };
   for (const CostModel& link : t.links) take(link);
   if (t.package_link) take(*t.package_link);
@@ -284,7 +317,7 @@ int keep_wide_area_latency_in_flight(Topology& t) {
   for (int c = 0; c < C; ++c)
     for (int x = 0; x < C; ++x) {
       if (x == c && !spans_nodes[c]) continue;
-      for (const double beta : {link(c, x).beta, link(x, c).beta})
+      for (const double beta : {link(c, x).large_message_per_byte(), link(x, c).large_message_per_byte()})
         if (beta > 0 && (card[c] == 0 || beta < card[c])) card[c] = beta;
     }
   int kept = 0;

@@ -144,6 +144,24 @@ std::vector<int> package_labels(const std::vector<int>& node, const std::vector<
 CostModel package_link_from_times(const CostModel& base, double within_small, double within_large,
                                   double across_small, double across_large);
 
+// The link between two nodes from one-way times measured at a few sizes (bytes,
+// seconds, in increasing size: CANOPY_TOPOLOGY=auto's probe, shim/topology_probe.cpp),
+// reductions and copies (local and direct) as in `base`, full duplex, overlapping
+// computation (as the shim's measured node model):
+//  - two sizes: Hockney's line through them, alpha the first size's time (8 bytes) and
+//    beta the slope; a second size no larger than the first gives latency only (the
+//    smaller of the two times);
+//  - three or more: pLogP with L = 0 and g(m) each size's time, straight lines between
+//    sizes and the last two's slope beyond, never decreasing with size. Decision: one-way
+//    times do not tell a latency in flight from a port's gap (004's pLogP measures g
+//    apart, from a train of messages), so the ports stay held for the whole transfer as
+//    in Hockney's model (CostModel::ports_held_for_transfer) and only the shape across
+//    sizes changes: fixed costs that begin at some size (a rendezvous' round trip,
+//    SMPI's latency step at 65472 bytes) are priced from that size on, not spread over
+//    every byte.
+// Throws PlanError on fewer than two sizes or sizes that do not increase (three or more).
+CostModel measured_link(const CostModel& base, std::vector<std::pair<std::int64_t, double>> one_way);
+
 // Which of MPI_COMM_WORLD's ranks share a node, seen from rank `me`, given each rank's
 // node name (equal names, one node: the shim's hash of MPI_Get_processor_name, or its
 // node's lowest world rank) and its node's online cores (0: unknown). What the shim

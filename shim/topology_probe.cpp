@@ -37,6 +37,28 @@ constexpr int kMaxProbedNodes = 16;
 // measured after the warm-up): a pair costs about max(50 ms, 2 round trips) a size.
 constexpr double kPairSeconds = 0.05;
 constexpr int kTagPing = 1, kTagStop = 2;
+// A link whose probe arrives within kQuickProbeSeconds is measured once more at every
+// power of two from kCurveFirstBytes to kCurveLastBytes (the probe's size aside) and
+// priced from all its one-way times (planner::measured_link: a pLogP link, each size at
+// its time, straight lines between), as 004's pLogP measures g at doubling sizes. Why:
+// a message of the probe's size (64 KiB) carries fixed costs that larger ones share out
+// (a rendezvous' round trip; SimGrid's SMPI prices a message of 65472 bytes or more at
+// 11.6 times a route's latency), and a straight line through 8 bytes and the probe
+// took them for bytes: 2.3e-10 s/B inside a leaf switch of the simulated EDR cluster
+// and 4.2e-10 between leaves, against the platform's 8e-11, which priced the 1 MiB
+// schedules at 1024 ranks at two to three times what they took, so the trials began
+// late or not at all (docs/performance-history.md, section 27). A line through 8 bytes
+// and 1 MiB instead (tried, section 27) priced an 80 KiB segment at 40% of its time,
+// since it pays the step too; and one through 8 bytes, 64 KiB and 1 MiB (section 28)
+// priced 24 KiB segments, below the step, at twice their time (the line to 64 KiB
+// carries the step). Doubling sizes place a step within a factor of two wherever it is
+// (an MPI's eager limit: 4-64 KiB). Only quick links: on a slow one a megabyte costs a
+// long ping (16 links of 1 Gbit/s: 8 ms a one-way trip each), and there the probe's
+// fixed costs are small beside its bytes. Cost: 11 sizes of at most kRepeats round
+// trips a quick link, one link at a time.
+constexpr double kQuickProbeSeconds = 50e-6;
+constexpr int kCurveFirstBytes = 1 << 10;
+constexpr int kCurveLastBytes = 1 << 20;
 
 void wait(MPI_Request request) { wait_politely(&request); }
 
@@ -515,18 +537,23 @@ std::vector<int> gather_placement(MPI_Comm comm, const Machine& machine, std::st
   return all;
 }
 
-// The Hockney link of one-way times at 8 bytes and at `probe` bytes; reductions and
-// copies (local and direct) as in `base`, full duplex, overlapping computation (as measure_model()).
-planner::CostModel link_model(double small, double large, std::int64_t probe, const planner::CostModel& base) {
-  // A probe no larger than 8 bytes gives no slope: latency only.
-  const double beta = probe > kSmall ? std::max(0.0, (large - small) / static_cast<double>(probe - kSmall)) : 0.0;
-  planner::CostModel m = planner::hockney_model(probe > kSmall ? small : std::min(small, large), beta, base.gamma);
-  m.copy_per_byte = base.copy_per_byte;
-  m.direct_per_byte = base.direct_per_byte;
-  m.direct_fixed = base.direct_fixed;
-  m.duplex = planner::Duplex::Full;
-  m.overlap = true;
-  return m;
+// The link of one-way times at 8 bytes, at `probe` bytes and at the sizes of `curve`
+// where measured (quick links: curve_sizes) (planner::measured_link).
+planner::CostModel link_model(double small, double large, std::int64_t probe, const planner::CostModel& base,
+                              const std::vector<std::pair<std::int64_t, double>>& curve = {}) {
+  std::map<std::int64_t, double> times{{kSmall, small}};
+  times.emplace(probe, large);
+  for (const auto& point : curve) times.emplace(point);
+  if (probe <= kSmall) return planner::measured_link(base, {{kSmall, small}, {probe, large}});
+  return planner::measured_link(base, {times.begin(), times.end()});
+}
+
+// The sizes a quick link is measured at besides 8 bytes and the probe's (above).
+std::vector<int> curve_sizes(int probe) {
+  std::vector<int> sizes;
+  for (int bytes = kCurveFirstBytes; bytes <= kCurveLastBytes; bytes *= 2)
+    if (bytes != probe) sizes.push_back(bytes);
+  return sizes;
 }
 
 std::string microseconds(double s) {
@@ -647,6 +674,19 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   const double links_start = PMPI_Wtime();
   const std::vector<double> link_times =
       measure_pairs(leaders, std::vector<Pair>(links.begin() + known.size(), links.end()), {probe}, true);
+  // Quick links once more at curve_sizes (above), one pair at a time: member 0 knows
+  // every link's probe time and tells the others which.
+  const auto probe_time = [&](std::size_t k) {
+    return k < known.size() ? distance[links[k].first][links[k].second] : link_times[k - known.size()];
+  };
+  std::vector<int> quick;
+  for (std::size_t k = 0; rank == 0 && probe > kSmall && k < links.size(); ++k)
+    if (probe_time(k) > 0 && probe_time(k) < kQuickProbeSeconds) quick.push_back(static_cast<int>(k));
+  share_ints(leaders, quick);
+  std::vector<Pair> quick_pairs;
+  for (int k : quick) quick_pairs.push_back(links[static_cast<std::size_t>(k)]);
+  const std::vector<int> curve = curve_sizes(probe);
+  const std::vector<double> curve_times = measure_pairs(leaders, quick_pairs, curve);
   const double links_seconds = PMPI_Wtime() - links_start;
   if (rank != 0) return;
 
@@ -667,10 +707,18 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   };
   for (std::size_t k = 0; k < links.size(); ++k) {
     const auto [x, y] = links[k];
-    const double large = k < known.size() ? distance[x][y] : link_times[k - known.size()];
-    const planner::CostModel m = link_model(small_between(x, y), large, probe, base);
+    const auto again = std::find(quick.begin(), quick.end(), static_cast<int>(k));
+    std::vector<std::pair<std::int64_t, double>> points;
+    if (again != quick.end())
+      for (std::size_t j = 0; j < curve.size(); ++j)
+        points.emplace_back(curve[j], curve_times[static_cast<std::size_t>(again - quick.begin()) * curve.size() + j]);
+    const planner::CostModel m = link_model(small_between(x, y), probe_time(k), probe, base, points);
     t.links[cluster[x] * C + cluster[y]] = t.links[cluster[y] * C + cluster[x]] = m;
   }
+  if (!quick.empty())
+    detail += std::to_string(quick.size()) + " links under " + microseconds(kQuickProbeSeconds) + " us at " +
+              std::to_string(probe) + " B measured again at " + std::to_string(curve.size()) + " sizes from " +
+              std::to_string(kCurveFirstBytes) + " to " + std::to_string(kCurveLastBytes) + " B (pLogP links); ";
   // Links between sites far apart keep their latency in flight (port=, planner/topology.h).
   if (const int kept = planner::keep_wide_area_latency_in_flight(t); kept > 0)
     detail += std::to_string(kept / 2) + " links of " + milliseconds(planner::kWideAreaLatency) +

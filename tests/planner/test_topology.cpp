@@ -577,3 +577,80 @@ TEST_CASE("Topology: links of a millisecond or more between clusters keep their 
   CHECK(keep_wide_area_latency_in_flight(near) == 0);
   CHECK_FALSE(keeps_latency_in_flight(near));
 }
+
+TEST_CASE("Topology: a link measured at three sizes prices each side of a fixed cost that begins between them "
+          "(measured_link, what CANOPY_TOPOLOGY=auto gives quick links)",
+          "[topology][plogp]") {
+  CostModel base = hockney_model(1e-6, 1e-10, 3e-10);
+  base.copy_per_byte = 2e-10;
+  // One-way times of the simulated EDR cluster's link inside a leaf switch (SMPI 3.32,
+  // docs/performance-history.md section 27): 8 B, then 64 KiB past SMPI's latency step,
+  // then 1 MiB.
+  const double t8 = 1.6e-6, t64k = 16.7e-6, t1m = 99.3e-6;
+  const CostModel three = measured_link(base, {{8, t8}, {65536, t64k}, {1 << 20, t1m}});
+  CHECK(three.kind == "plogp");
+  CHECK(three.alpha == 0);
+  CHECK(three.ports_held_for_transfer());  // L = 0: the port is held for the whole time
+  CHECK(three.occupancy(1 << 20) == three.transfer(1 << 20));
+  CHECK(three.gamma == base.gamma);
+  CHECK(three.copy_per_byte == base.copy_per_byte);
+  CHECK(three.duplex == Duplex::Full);
+  CHECK(three.overlap);
+  // Each measured size at its measured time, and straight lines between.
+  CHECK(three.transfer(8) == Approx(t8));
+  CHECK(three.transfer(65536) == Approx(t64k));
+  CHECK(three.transfer(1 << 20) == Approx(t1m));
+  CHECK(three.transfer(0) == Approx(t8));
+  const double slope = (t1m - t64k) / ((1 << 20) - 65536);
+  CHECK(three.large_message_per_byte() == Approx(slope));
+  CHECK(three.transfer(80 * 1024) == Approx(t64k + slope * 16 * 1024));
+  CHECK(three.transfer(4 << 20) == Approx(t1m + slope * (3 << 20)));
+  // The two-size line through 8 B and 64 KiB (the probe alone) prices the 1 MiB message
+  // at over twice what it took; the line through 8 B and 1 MiB prices 80 KiB under its time.
+  const CostModel probe_only = measured_link(base, {{8, t8}, {65536, t64k}});
+  CHECK(probe_only.kind == "hockney");
+  CHECK(probe_only.alpha == t8);
+  CHECK(probe_only.beta == Approx((t64k - t8) / (65536 - 8)));
+  CHECK(probe_only.transfer(1 << 20) > 2 * t1m);
+  const CostModel far_line = measured_link(base, {{8, t8}, {1 << 20, t1m}});
+  CHECK(far_line.transfer(80 * 1024) < 0.6 * three.transfer(80 * 1024));
+  // A larger size measured quicker than a smaller one (noise) is priced at the smaller's.
+  const CostModel noisy = measured_link(base, {{8, t8}, {65536, t64k}, {1 << 20, t64k / 2}});
+  CHECK(noisy.transfer(1 << 20) == Approx(t64k));
+  // A second size no larger than the first: latency only, the smaller time.
+  const CostModel flat = measured_link(base, {{8, 3e-6}, {8, 2e-6}});
+  CHECK(flat.alpha == 2e-6);
+  CHECK(flat.beta == 0);
+  // Spec text reads back the same link (the probe shares topologies as text).
+  CHECK(parse_model(three.spec()) == three);
+  CHECK_THROWS_WITH(measured_link(base, {{8, t8}}), Catch::Contains("two sizes"));
+  CHECK_THROWS_WITH(measured_link(base, {{8, t8}, {65536, t64k}, {4096, t1m}}), Catch::Contains("must increase"));
+}
+
+TEST_CASE("Topology: a measured pLogP link counts as its latency and slope where a topology is priced whole "
+          "(slowest_link) and as its card's rate between sites (keep_wide_area_latency_in_flight)",
+          "[topology][plogp]") {
+  const CostModel base = hockney_model(1e-6, 1e-11, 0);  // the node, quicker than any link
+  const CostModel quick = measured_link(base, {{8, 2e-6}, {65536, 20e-6}, {1 << 20, 100e-6}});
+  // Two clusters of two nodes each, far apart; c1's own link faster a byte than c0's.
+  Topology t;
+  t.node = {0, 1, 2, 3};
+  t.cluster = {0, 0, 1, 1};
+  t.clusters = 2;
+  const CostModel wide = hockney_model(5e-3, 3e-8, 0);
+  t.links = {quick, wide, wide, hockney_model(2e-6, 1e-11, 0)};
+  check_topology(t);
+  // slowest_link: the wide link's latency; per byte at 1 MiB the wide link's. At 8 bytes
+  // the quick link's latency is its 8-byte time, not its L of 0.
+  Topology near = t;
+  near.links = {quick, quick, quick, quick};
+  const CostModel at8 = slowest_link(near, base, 8);
+  CHECK(at8.alpha == Approx(2e-6));
+  const CostModel at1m = slowest_link(near, base, 1 << 20);
+  CHECK(at1m.transfer(1 << 20) == Approx(100e-6));
+  CHECK(at1m.kind == "hockney");
+  // The wide links' port, the slower end's card: c0's, its measured link's slope at
+  // large messages (8.1e-11 s/B; its 8 B to 64 KiB line would give 2.7e-10).
+  CHECK(keep_wide_area_latency_in_flight(t) == 2);
+  CHECK(t.link(0, 1).port_per_byte == Approx(quick.large_message_per_byte()));
+}
