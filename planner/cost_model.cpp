@@ -39,24 +39,29 @@ CostModel plogp_model(double L, std::vector<std::pair<std::int64_t, double>> gap
   return m;
 }
 
+namespace {
+
+// Seconds per byte between two points of a pLogP gap table.
+double slope(const std::pair<std::int64_t, double>& a, const std::pair<std::int64_t, double>& b) {
+  return (b.second - a.second) / static_cast<double>(b.first - a.first);
+}
+
+}  // namespace
+
 double CostModel::gap_at(std::int64_t bytes) const {
   if (gap.size() == 1) return gap.front().second;
   // The segment of the table that holds `bytes`, or the last one to extrapolate.
   std::size_t i = 1;
   while (i + 1 < gap.size() && gap[i].first < bytes) ++i;
   const auto [m0, g0] = gap[i - 1];
-  const auto [m1, g1] = gap[i];
   if (bytes <= m0) return g0;
-  const double slope = (g1 - g0) / static_cast<double>(m1 - m0);
-  return std::max(0.0, g0 + slope * static_cast<double>(bytes - m0));
+  return std::max(0.0, g0 + slope(gap[i - 1], gap[i]) * static_cast<double>(bytes - m0));
 }
 
 double CostModel::large_message_per_byte() const {
   if (gap.empty()) return beta;
   if (gap.size() < 2) return 0;
-  const auto [m0, g0] = gap[gap.size() - 2];
-  const auto [m1, g1] = gap.back();
-  return std::max(0.0, (g1 - g0) / static_cast<double>(m1 - m0));
+  return std::max(0.0, slope(gap[gap.size() - 2], gap.back()));
 }
 
 CostModel default_model() {

@@ -124,13 +124,14 @@ void Trials::start_rounds() {
   settling_ = round_ == 0;
   // The settling call runs the schedule priced cheapest (the first where none is
   // priced): what the trials' price counts it at (TrialPrice).
+  const auto price = [&](int c) {
+    return c == native_ || static_cast<std::size_t>(c) >= settings_.predicted.size()
+               ? std::numeric_limits<double>::infinity()
+               : settings_.predicted[static_cast<std::size_t>(c)];
+  };
   settling_candidate_ = live_.front();
-  for (int c : live_) {
-    if (c == native_ || static_cast<std::size_t>(c) >= settings_.predicted.size()) continue;
-    if (settling_candidate_ == native_ || settings_.predicted[static_cast<std::size_t>(settling_candidate_)] >
-                                              settings_.predicted[static_cast<std::size_t>(c)])
-      settling_candidate_ = c;
-  }
+  for (int c : live_)
+    if (price(c) < price(settling_candidate_)) settling_candidate_ = c;
 }
 
 void Trials::start_native_trial() {

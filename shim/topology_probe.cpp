@@ -541,10 +541,12 @@ std::vector<int> gather_placement(MPI_Comm comm, const Machine& machine, std::st
 // where measured (quick links: curve_sizes) (planner::measured_link).
 planner::CostModel link_model(double small, double large, std::int64_t probe, const planner::CostModel& base,
                               const std::vector<std::pair<std::int64_t, double>>& curve = {}) {
+  // A probe of 8 bytes or less is a latency-only pair, which a map of sizes would merge
+  // or reorder.
+  if (probe <= kSmall) return planner::measured_link(base, {{kSmall, small}, {probe, large}});
   std::map<std::int64_t, double> times{{kSmall, small}};
   times.emplace(probe, large);
   for (const auto& point : curve) times.emplace(point);
-  if (probe <= kSmall) return planner::measured_link(base, {{kSmall, small}, {probe, large}});
   return planner::measured_link(base, {times.begin(), times.end()});
 }
 
