@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
+#include <map>
 #include <unordered_map>
 
 #include "planner/validate.h"
@@ -12,11 +14,48 @@ namespace {
 
 constexpr double kUnset = -1;
 
+// A network card's busy time: disjoint intervals, merged where they touch. A message
+// books the first gap, from the time it could start, long enough for its bytes, so a
+// message the worklist reaches later but that could start earlier still goes first
+// where the card is free then (the worklist does not run in simulated time).
+class CardCalendar {
+ public:
+  // The earliest time from t at which the card is free for `length`.
+  double earliest(double t, double length) const {
+    auto it = busy_.upper_bound(t);
+    if (it != busy_.begin()) t = std::max(t, std::prev(it)->second);
+    for (; it != busy_.end() && it->first < t + length; ++it) t = std::max(t, it->second);
+    return t;
+  }
+  // Marks [t, t + length) busy (free: earliest() said so).
+  void book(double t, double length) {
+    double start = t, end = t + length;
+    auto next = busy_.lower_bound(start);
+    if (next != busy_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->second >= start) {
+        start = prev->first;
+        end = std::max(end, prev->second);
+        busy_.erase(prev);
+      }
+    }
+    while (next != busy_.end() && next->first <= end) {
+      end = std::max(end, next->second);
+      next = busy_.erase(next);
+    }
+    busy_.emplace(start, end);
+  }
+
+ private:
+  std::map<double, double> busy_;  // start -> end
+};
+
 class EventRun {
  public:
   EventRun(const Schedule& s, const CostModel& m, const Topology* topology, const Matching& match)
       : s_(s), m_(m), net_(m, topology), match_(match) {
     const int p = s.nranks;
+    if (topology) set_up_cards(*topology);
     const int nseg = static_cast<int>(s.segments.size());
     pc_.assign(p, 0);
     queued_.assign(p, false);
@@ -296,6 +335,7 @@ class EventRun {
         link_free = &pair_link_free_[static_cast<std::int64_t>(r) * s_.nranks + to.rank];
         start = std::max(start, *link_free);
       }
+      start = through_cards(r, to.rank, bytes, start);
       const double end = start + net_.transfer(r, to.rank, bytes);
       if (link_free) *link_free = end - net_.transfer(r, to.rank, 0);  // the bytes through, not the latency
       timing_[r][i] = timing_[to.rank][to.index] = {start, end};
@@ -310,6 +350,39 @@ class EventRun {
       progress = true;
     }
     return progress;
+  }
+
+  // Node cards (simulate.h): a card for each node of two or more ranks, each way, at its
+  // cluster's rate (cluster_cards); nodes of one rank need none (its ports hold as long).
+  void set_up_cards(const Topology& t) {
+    const std::vector<double> per_cluster = cluster_cards(t);
+    std::vector<int> ranks(static_cast<std::size_t>(t.nodes()), 0);
+    for (int r = 0; r < t.nranks(); ++r) ++ranks[t.node[r]];
+    card_per_byte_.assign(ranks.size(), 0);
+    for (int r = 0; r < t.nranks(); ++r)
+      if (ranks[t.node[r]] > 1) card_per_byte_[t.node[r]] = per_cluster[t.cluster[r]];
+    sending_card_.resize(ranks.size());
+    receiving_card_.resize(ranks.size());
+  }
+
+  // When a message of `bytes` from rank `from` to rank `to`, which could start at `start`,
+  // finds both nodes' cards free for its bytes; books them from then.
+  double through_cards(int from, int to, std::int64_t bytes, double start) {
+    const Topology* t = net_.topology();
+    if (!t || card_per_byte_.empty() || t->same_node(from, to) || bytes <= 0) return start;
+    const int a = t->node[from], b = t->node[to];
+    const double out = card_per_byte_[a] * static_cast<double>(bytes);
+    const double in = card_per_byte_[b] * static_cast<double>(bytes);
+    if (out <= 0 && in <= 0) return start;
+    for (;;) {
+      const double sendable = out > 0 ? sending_card_[a].earliest(start, out) : start;
+      const double both = in > 0 ? receiving_card_[b].earliest(sendable, in) : sendable;
+      if (both == start) break;
+      start = both;
+    }
+    if (out > 0) sending_card_[a].book(start, out);
+    if (in > 0) receiving_card_[b].book(start, in);
+    return start;
   }
 
   void wake(int r) {
@@ -342,6 +415,8 @@ class EventRun {
   std::vector<std::vector<int>> slot_writer_;    // receive that last targeted a slot
   std::vector<std::vector<Port>> ports_;
   std::unordered_map<std::int64_t, double> pair_link_free_;  // sender x p + receiver: when its link is free
+  std::vector<double> card_per_byte_;          // per node; 0: no card to share
+  std::vector<CardCalendar> sending_card_, receiving_card_;  // per node
 };
 
 }  // namespace

@@ -17,6 +17,21 @@
 // accumulator to land; a Read or Write costs CostModel::direct_copy on the accessor's
 // core once its peer's Expose has run (the exposer's call lasts until the last access
 // ends: those are the accessors' steps, inside the makespan).
+//
+// Node cards: with a topology, the ranks of a node share its network card. A message
+// between two nodes holds its sender node's card (sending) and its receiver node's card
+// (receiving) for its bytes at the card's rate (cluster_cards: the fastest link of the
+// node's cluster), from the first time at which both are free that long
+// (CardCalendar in simulate.cpp); its latency holds no card. Only nodes of two or more
+// ranks have one: a node's only rank holds its own ports at least as long. Decision,
+// measured under SimGrid's SMPI on tools/sim/platforms/cluster-edr.xml (16 ranks a
+// node): one 1 MiB message between two nodes took 103 us, sixteen at once between the
+// same two nodes (one per rank pair) 1441 us, and sixteen at once inside a node 97 us.
+// Every rank its own ports, the simulator priced hierarchical-leaders' 1 MiB allreduce
+// at 1024 ranks at 1.61 ms where it took 3.1-3.3 ms (its nodes send 18-23 MiB each
+// through their cards), and the trials paid for trying it (docs/performance-history.md,
+// section 29). Serving the messages one after another where a card shares its rate
+// among them ends the last one at the same time.
 #pragma once
 
 #include <string>

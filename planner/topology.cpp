@@ -302,9 +302,8 @@ std::string wide_area_declines(const Topology* t, const std::string& algorithm) 
          "apart); where a port serves one message at a time, latency included, nothing is gained";
 }
 
-int keep_wide_area_latency_in_flight(Topology& t) {
+std::vector<double> cluster_cards(const Topology& t) {
   const int C = t.clusters;
-  auto link = [&](int a, int b) -> CostModel& { return t.links[static_cast<std::size_t>(a) * C + b]; };
   std::vector<bool> spans_nodes(static_cast<std::size_t>(C), false);
   std::vector<int> first_node(static_cast<std::size_t>(C), -1);
   for (int r = 0; r < t.nranks(); ++r) {
@@ -312,18 +311,27 @@ int keep_wide_area_latency_in_flight(Topology& t) {
     if (first < 0) first = t.node[r];
     else if (t.node[r] != first) spans_nodes[t.cluster[r]] = true;
   }
-  // A cluster's card: the fastest per-byte time measured on a link of it.
   std::vector<double> card(static_cast<std::size_t>(C), 0);
+  const auto take = [&](int c, const CostModel& l) {
+    for (const double per_byte : {l.large_message_per_byte(), l.port_per_byte})
+      if (per_byte > 0 && (card[c] == 0 || per_byte < card[c])) card[c] = per_byte;
+  };
   for (int c = 0; c < C; ++c)
     for (int x = 0; x < C; ++x) {
       if (x == c && !spans_nodes[c]) continue;
-      for (const double beta : {link(c, x).large_message_per_byte(), link(x, c).large_message_per_byte()})
-        if (beta > 0 && (card[c] == 0 || beta < card[c])) card[c] = beta;
+      take(c, t.link(c, x));
+      take(c, t.link(x, c));
     }
+  return card;
+}
+
+int keep_wide_area_latency_in_flight(Topology& t) {
+  const int C = t.clusters;
+  const std::vector<double> card = cluster_cards(t);
   int kept = 0;
   for (int a = 0; a < C; ++a)
     for (int b = 0; b < C; ++b) {
-      CostModel& l = link(a, b);
+      CostModel& l = t.links[static_cast<std::size_t>(a) * C + b];
       if (a == b || l.port_per_byte > 0 || l.kind != "hockney" || l.alpha < kWideAreaLatency) continue;
       const double port = std::max(card[a], card[b]);
       if (!(port > 0)) continue;

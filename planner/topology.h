@@ -105,6 +105,14 @@ std::string wide_area_declines(const Topology* t, const std::string& algorithm);
 constexpr double kWideAreaLatency = 1e-3;
 int keep_wide_area_latency_in_flight(Topology& t);
 
+// Each cluster's network card, seconds per byte (0: not known): the fastest per-byte time
+// of a link of it (CostModel::large_message_per_byte, or its port= where it has one),
+// each way, its own link counted only where the cluster spans several nodes. A card
+// passes at least what a link through it carried. What the wide-area links' ports
+// (keep_wide_area_latency_in_flight) and the simulator's node cards (simulate.h) are
+// priced at.
+std::vector<double> cluster_cards(const Topology& t);
+
 // Checks sizes and numbering (throws PlanError naming what is wrong): node and
 // cluster have one entry per rank, are numbered in order of first appearance, every
 // node lies in one cluster, links has clusters^2 entries, slowdowns are positive;

@@ -392,3 +392,82 @@ TEST_CASE("A link whose latency is in flight (port=) frees the ports after the b
     CHECK(sim.makespan == Approx(1000 * 1e-9 + 1e-2 + 1000 * 1e-7));
   }
 }
+
+namespace {
+
+// Ranks 8..15 each send their input to rank r - 8 at once, then ranks 1..7 pass their
+// sums to rank 0: a reduce whose first messages all leave together. `node_of` places
+// each rank on a node of one cluster whose link between nodes is 1 us + 1e-9 s a byte.
+struct EightAtOnce {
+  Schedule schedule;
+  std::shared_ptr<const Topology> topology;
+};
+EightAtOnce eight_at_once(const std::function<std::string(int)>& node_of, std::int64_t bytes) {
+  Schedule s;
+  s.collective = Collective::Reduce;
+  s.algorithm = "hand";
+  s.nranks = 16;
+  s.root = 0;
+  s.count = bytes;
+  s.element_bytes = 1;
+  s.segments.push_back({0, bytes});
+  s.steps.assign(16, {});
+  s.slots.assign(16, 1);
+  s.steps[0] = {Step::recv_into_slot(8, 0, 0), Step::copy(0), Step::reduce(0, 0, false)};
+  for (int r = 1; r < 8; ++r) {
+    s.steps[0].push_back(Step::recv_into_slot(r, 0, 0));
+    s.steps[0].push_back(Step::reduce(0, 0, false));
+    s.steps[r] = {Step::recv_into_slot(r + 8, 0, 0), Step::copy(0), Step::reduce(0, 0, false), Step::send(0, 0)};
+  }
+  for (int r = 8; r < 16; ++r) s.steps[r] = {Step::send(r - 8, 0, Buffer::Input)};
+  nlohmann::json t;
+  for (int r = 0; r < 16; ++r) {
+    t["ranks"].push_back("c0");
+    t["nodes"].push_back(node_of(r));
+  }
+  t["links"]["c0-c0"] = "hockney:alpha=1e-6,beta=1e-9";
+  return {s, std::make_shared<const Topology>(topology_from_json(t).topology)};
+}
+
+// When the first messages (ranks 8..15's sends) started, in increasing order.
+std::vector<double> first_message_starts(const EightAtOnce& e, const CostModel& model) {
+  const Simulation sim = simulate(e.schedule, model, e.topology.get());
+  REQUIRE(sim.ok);
+  std::vector<double> starts;
+  for (int r = 8; r < 16; ++r) starts.push_back(sim.timing[r][0].start);
+  std::sort(starts.begin(), starts.end());
+  return starts;
+}
+
+}  // namespace
+
+TEST_CASE("Node cards: messages between two nodes of several ranks pass their bytes through each "
+          "node's card one after another, where inside a node or from nodes of one rank none waits",
+          "[simulate][cards]") {
+  const CostModel model = hockney_model(1e-7, 1e-10, 0);
+  const std::int64_t m = 100000;  // 100 us a message's bytes at the link's 1e-9 s a byte
+  const double bytes_time = 1e-9 * static_cast<double>(m);
+  SECTION("eight senders on one node, eight receivers on another: the k-th starts after k messages' bytes") {
+    const auto starts = first_message_starts(eight_at_once([](int r) { return r < 8 ? "n0" : "n1"; }, m), model);
+    for (int k = 0; k < 8; ++k) CHECK(starts[k] == Approx(k * bytes_time));
+  }
+  SECTION("eight senders on eight nodes, eight receivers on one node: its receiving card serves them in turn") {
+    const auto starts = first_message_starts(
+        eight_at_once([](int r) { return r < 8 ? std::string("n0") : "s" + std::to_string(r); }, m), model);
+    for (int k = 0; k < 8; ++k) CHECK(starts[k] == Approx(k * bytes_time));
+  }
+  SECTION("every rank its own node: all start at once") {
+    const auto starts = first_message_starts(eight_at_once([](int r) { return "n" + std::to_string(r); }, m), model);
+    for (const double start : starts) CHECK(start == 0);
+  }
+  SECTION("every pair on a node of its own (sender and receiver together): no card, all at once") {
+    const auto starts = first_message_starts(eight_at_once([](int r) { return "n" + std::to_string(r % 8); }, m), model);
+    for (const double start : starts) CHECK(start == 0);
+  }
+  SECTION("two nodes each way: pairs split over four nodes share two cards each way") {
+    // Senders 8..11 on n2, 12..15 on n3; receivers 0..3 on n0, 4..7 on n1: each card passes four.
+    const auto starts = first_message_starts(
+        eight_at_once([](int r) { return r < 4 ? "n0" : r < 8 ? "n1" : r < 12 ? "n2" : "n3"; }, m), model);
+    for (int k = 0; k < 8; ++k) CHECK(starts[k] == Approx((k / 2) * bytes_time));
+  }
+}
