@@ -46,8 +46,9 @@ double TrialPrice::beyond(double native_seconds, double distrust, double clear) 
   // After the look: the settling call runs the cheapest priced schedule, the rounds the
   // look's fastest, which is no slower than that one (TrialPrice).
   double cheapest = kInfinity;
+  const double bar = cheapest_schedule > 0 ? std::min(native_seconds, cheapest_schedule) : native_seconds;
   for (const Long& l : long_calls) {
-    if (clear > 0 && native_seconds > 0 && l.predicted > clear * native_seconds) continue;  // priced out
+    if (clear > 0 && native_seconds > 0 && l.predicted > clear * bar) continue;  // priced out
     const double call = std::max(0.0, distrust * l.predicted - native_seconds);
     price += (look || l.fallback_calls == 0 ? l.calls : l.fallback_calls) * call;
     cheapest = std::min(cheapest, call);
@@ -65,6 +66,8 @@ TrialPrice trial_price(const std::vector<TrialCandidate>& candidates, const std:
       continue;
     }
     const int calls = (c < batches.size() ? std::max(batches[c], 1) : 1) * per_batch;
+    if (const double p = candidates[c].predicted; p > 0 && (price.cheapest_schedule == 0 || p < price.cheapest_schedule))
+      price.cheapest_schedule = p;
     if (candidates[c].predicted >= kSingleCallSeconds) {
       price.long_calls.push_back({candidates[c].predicted, calls});
     } else {
@@ -281,11 +284,19 @@ void Trials::end_round(const std::vector<double>& agreed) {
       settings_.batches[static_cast<std::size_t>(native_)] = measured;
     }
     live_ = pending_;
-    // Long schedules priced clearly over native's calls are not trialled (trials.h).
+    // Long schedules priced clearly over native's calls, or over another schedule's
+    // price, are not trialled (trials.h).
+    const auto price_of = [&](int c) {
+      return c == native_ || static_cast<std::size_t>(c) >= settings_.predicted.size()
+                 ? 0.0
+                 : settings_.predicted[static_cast<std::size_t>(c)];
+    };
+    double bar = native_first_mean_;
+    for (const int c : live_)
+      if (const double price = price_of(c); price > 0) bar = std::min(bar, price);
     const auto priced_out = [&](int c) {
-      if (c == native_ || static_cast<std::size_t>(c) >= settings_.predicted.size()) return false;
-      const double price = settings_.predicted[static_cast<std::size_t>(c)];
-      return price >= kSingleCallSeconds && price > settings_.clear * native_first_mean_;
+      const double price = price_of(c);
+      return price >= kSingleCallSeconds && price > settings_.clear * bar;
     };
     live_.erase(std::remove_if(live_.begin(), live_.end(), priced_out), live_.end());
     start_rounds();

@@ -122,6 +122,17 @@
 //    decides at once, a price that far over native's is as clear, and one call of such a
 //    schedule costs several of native's. Where no schedule is left, native is decided.
 //    Nor is such a schedule in the trials' price (TrialPrice::beyond).
+//    Nor is one priced over `clear` times another schedule's price: the look would keep
+//    the faster of the two, and a call of it costs the trials what several of the other's
+//    would. Decision: 1024 simulated ranks (SMPI, cluster-edr), a 1 MiB allreduce with
+//    node cards in the model (simulate.h): `hierarchical` (2.10 ms) and
+//    `hierarchical-leaders` (2.05) priced under twice native's 1.10 ms but over four
+//    times `rabenseifner`'s 0.49, measured 1.45 and 1.26 in the look against its 0.40;
+//    their looks in the price put native first for 32 calls: 636.0 us a call over 100
+//    (docs/performance-history.md, section 29). What it risks is what `clear` over
+//    native's time risks, a missed win: the model's worst misses measured so far are
+//    within 2.2x (pipelines priced at 2-2.2x their time, under a millisecond a call,
+//    where this rule does not apply).
 //    Decision: 1024 simulated ranks (SMPI, cluster-edr), a 1 MiB reduce after native's 64
 //    first calls at about 0.5 ms a call: `greedy-bidirectional` (priced 1.42 ms) and
 //    `binary` (1.80 ms) measured 2.4-4.7 and 3.3 ms on the slowest rank in the first
@@ -201,10 +212,14 @@ struct TrialPrice {
   // cheapest's, 15.1 ms, 16 native calls, 524.7 us a call.
   int after_look = 0;
   int native_batch = 0;
+  // The cheapest schedule's price, seconds a call (0: none priced): a long schedule priced
+  // over `clear` times it (or native's) is priced out (beyond(), trials.h).
+  double cheapest_schedule = 0;
   // The price when native MPI takes `native_seconds` a call: the short calls whole, each
   // long call at what it costs beyond native if it took `distrust` times its price, but
-  // for long calls priced over `clear` times native's (> 0): the rounds will not trial
-  // those (TrialSettings::clear), so they cost nothing. Found at 1024 simulated ranks
+  // for long calls priced over `clear` times the cheaper of native's time and the
+  // cheapest schedule's price (clear > 0): the rounds will not trial those
+  // (TrialSettings::clear), so they cost nothing. Found at 1024 simulated ranks
   // (SMPI, cluster-edr, 1 MiB allreduce): `grid-ecef` and `grid-ecef-la`, priced 5.35
   // ms a call against native's 1.10, were most of a 92 ms price, so native ran all of
   // a 100-call run, where `rabenseifner` (estimated 0.42 ms) would have replaced it.

@@ -926,14 +926,21 @@ TEST_CASE("Trials: a schedule's calls of a millisecond or more are priced at wha
   CHECK(price.beyond(0.1, 3) == Approx(expected));
   // Trusting the model fully (distrust 1) and native slower than all: only the short calls.
   CHECK(price.beyond(0.1, 1) == Approx(3 * 6 * 10e-6));
-  // Native at 30 ms: with `clear` 2, schedules priced over 60 ms are priced out (the
-  // rounds would not trial them), so only the short calls count; with `clear` 3, none is.
-  CHECK(price.beyond(30e-3, 3, 2) == Approx(3 * 6 * 10e-6));
+  // With `clear`, the long ones are priced over twice the short one's 10 us: priced out
+  // (the rounds would not trial them), whatever native's time.
+  CHECK(price.beyond(284e-3, 3, 2) == Approx(3 * 6 * 10e-6));
+  CHECK(price.beyond(0.1, 3, 2) == Approx(3 * 6 * 10e-6));
+  // Without the short one's price (none known), only native's time prices them out.
+  TrialPrice unpriced = price;
+  unpriced.cheapest_schedule = 0;
+  // Native at 30 ms: with `clear` 2, schedules priced over 60 ms are priced out, so only
+  // the short calls count; with `clear` 3, none is.
+  CHECK(unpriced.beyond(30e-3, 3, 2) == Approx(3 * 6 * 10e-6));
   const double at_30 = 3 * 6 * 10e-6 + 3 * ((3 * 66.85e-3 - 0.03) + (3 * 68.26e-3 - 0.03) + (3 * 68.80e-3 - 0.03));
-  CHECK(price.beyond(30e-3, 3, 3) == Approx(at_30));
-  CHECK(price.beyond(30e-3, 3) == Approx(at_30));
+  CHECK(unpriced.beyond(30e-3, 3, 3) == Approx(at_30));
+  CHECK(unpriced.beyond(30e-3, 3) == Approx(at_30));
   // 34 ms: 66.85 is under twice it, the other two are not.
-  CHECK(price.beyond(34e-3, 3, 2) == Approx(3 * 6 * 10e-6 + 3 * (3 * 66.85e-3 - 0.034)));
+  CHECK(unpriced.beyond(34e-3, 3, 2) == Approx(3 * 6 * 10e-6 + 3 * (3 * 66.85e-3 - 0.034)));
 }
 
 TEST_CASE("Trials: where every schedule's calls are long, the trials' price is a look each and the rounds of the "
@@ -953,8 +960,10 @@ TEST_CASE("Trials: where every schedule's calls are long, the trials' price is a
   CHECK(price.beyond(native, 3) == Approx(expected));
   // Every schedule at each round, as before, would be 3 calls each: more than the trials run.
   CHECK(price.beyond(native, 3) < 3 * (beyond(30e-3) + beyond(40e-3) + beyond(60e-3)));
-  // Priced out (over `clear` x native): the 60 ms one leaves the look's price.
-  CHECK(price.beyond(native, 3, 1.0) == Approx(beyond(30e-3) + beyond(40e-3) + 3 * beyond(30e-3)));
+  // Priced out (over `clear` x the cheaper of native and the cheapest schedule): with
+  // `clear` 1.5, the 60 ms one (over 1.5 x 30 ms) leaves the look's price; with 1, the 40 ms one too.
+  CHECK(price.beyond(native, 3, 1.5) == Approx(beyond(30e-3) + beyond(40e-3) + 3 * beyond(30e-3)));
+  CHECK(price.beyond(native, 3, 1.0) == Approx(beyond(30e-3) + 3 * beyond(30e-3)));
   // The same where the cheapest is not the first candidate.
   const TrialPrice dear_first = trial_price({{false, 40e-3}, {false, 30e-3}, {true, 0}}, {1, 1, 1}, 2);
   CHECK(dear_first.beyond(native, 3) == Approx(beyond(40e-3) + beyond(30e-3) + 3 * beyond(30e-3)));
@@ -1091,6 +1100,44 @@ TEST_CASE("Trials: where the rounds begin, long schedules priced over `clear` ti
   Trials under(4, 3, settings({0.067, 0.069, 0.068, 0}));
   first_calls(under, 0.28);
   CHECK(under.live() == std::vector<int>{0, 1, 2});
+}
+
+TEST_CASE("Trials: where the rounds begin, long schedules priced over `clear` times another schedule's price are "
+          "not trialled and leave the trials' price",
+          "[trials]") {
+  // 1024 simulated ranks, a 1 MiB allreduce with node cards in the model (trials.h):
+  // `hierarchical` 2.10 ms, `hierarchical-leaders` 2.05, `rabenseifner` 0.487 (a short
+  // call, batch 2), native's first calls 1.10 ms; 2 rounds.
+  const std::vector<TrialCandidate> candidates{{false, 2.10e-3}, {false, 2.05e-3}, {false, 0.487e-3}, {true, 0}};
+  TrialSettings s;
+  s.batches = {1, 1, 2, 1};
+  s.native_first = trial_price(candidates, s.batches, 2);
+  s.predicted = {2.10e-3, 2.05e-3, 0.487e-3, 0};
+  const double native = 1.10e-3;
+  CHECK(s.native_first->cheapest_schedule == Approx(0.487e-3));
+  // Both long ones are over twice 0.487 ms: only rabenseifner's 6 calls (2 a batch, the
+  // look or a round more and 2 rounds) are in the price.
+  CHECK(s.native_first->beyond(native, 3, 2) == Approx(6 * 0.487e-3));
+  // Without `clear` they are in it, at three times their price beyond native's.
+  CHECK(s.native_first->beyond(native, 3) ==
+        Approx(6 * 0.487e-3 + 3 * ((3 * 2.10e-3 - native) + (3 * 2.05e-3 - native))));
+  Trials t(4, 3, s);
+  int calls = 0;
+  while (t.native_first()) {
+    ++calls;
+    if (t.record(native)) t.end_round(t.round_means());
+  }
+  // Native's calls reach 2.9 ms at its 4th call (the ranks agree at 1, 2, 4, ...).
+  CHECK(calls == 4);
+  CHECK(t.live() == std::vector<int>{2, 3});
+  // A long schedule within twice the cheapest stays: 0.9 ms against 0.487 (and native 1.10).
+  TrialSettings near = s;
+  near.predicted = {2.10e-3, 0.9e-3, 0.487e-3, 0};
+  near.native_first = trial_price({{false, 2.10e-3}, {false, 0.9e-3}, {false, 0.487e-3}, {true, 0}}, near.batches, 2);
+  Trials kept(4, 3, near);
+  while (kept.native_first())
+    if (kept.record(native)) kept.end_round(kept.round_means());
+  CHECK(kept.live() == std::vector<int>{1, 2, 3});
 }
 
 TEST_CASE("Trials: a dearer schedule in the first look adds its look to the price, not the rounds after it",
