@@ -26,6 +26,17 @@ int run(Trials& t, const std::function<double(int)>& time, int max_calls = 1000)
   return t.chosen();
 }
 
+// Runs native MPI's first calls at `native` seconds each until they have cost the trials'
+// price (TrialSettings::native_first); returns how many ran.
+int native_first_calls(Trials& t, double native) {
+  int calls = 0;
+  while (t.native_first()) {
+    ++calls;
+    if (t.record(native)) t.end_round(t.round_means());
+  }
+  return calls;
+}
+
 }  // namespace
 
 TEST_CASE("Trials: native stays unless a schedule beats it by the margin (10%)", "[trials]") {
@@ -973,9 +984,7 @@ TEST_CASE("Trials: where every schedule's calls are long, the trials' price is a
   s.batches = batches;
   s.native_first = price;
   Trials t(4, 3, s);
-  while (t.native_first()) {
-    if (t.record(native)) t.end_round(t.round_means());
-  }
+  native_first_calls(t, native);
   int schedule_calls = 0;
   double beyond_native = 0;  // what the schedules' calls cost beyond native's
   while (!t.decided()) {
@@ -1061,15 +1070,7 @@ TEST_CASE("Trials: where the rounds begin, long schedules priced over `clear` ti
     s.predicted = std::move(predicted);
     return s;
   };
-  // Native's first calls until they have cost the trials' price; returns the calls.
-  auto first_calls = [](Trials& t, double native) {
-    int calls = 0;
-    while (t.native_first()) {
-      ++calls;
-      if (t.record(native)) t.end_round(t.round_means());
-    }
-    return calls;
-  };
+  const auto first_calls = native_first_calls;
   // Every schedule over twice native's 0.5 ms (and over a millisecond): none is in the
   // trials' price either (TrialPrice::beyond), so native is decided at the ranks' first
   // agreement, its first call, no schedule run.
@@ -1122,11 +1123,7 @@ TEST_CASE("Trials: where the rounds begin, long schedules priced over `clear` ti
   CHECK(s.native_first->beyond(native, 3) ==
         Approx(6 * 0.487e-3 + 3 * ((3 * 2.10e-3 - native) + (3 * 2.05e-3 - native))));
   Trials t(4, 3, s);
-  int calls = 0;
-  while (t.native_first()) {
-    ++calls;
-    if (t.record(native)) t.end_round(t.round_means());
-  }
+  const int calls = native_first_calls(t, native);
   // Native's calls reach 2.9 ms at its 4th call (the ranks agree at 1, 2, 4, ...).
   CHECK(calls == 4);
   CHECK(t.live() == std::vector<int>{2, 3});
@@ -1135,8 +1132,7 @@ TEST_CASE("Trials: where the rounds begin, long schedules priced over `clear` ti
   near.predicted = {2.10e-3, 0.9e-3, 0.487e-3, 0};
   near.native_first = trial_price({{false, 2.10e-3}, {false, 0.9e-3}, {false, 0.487e-3}, {true, 0}}, near.batches, 2);
   Trials kept(4, 3, near);
-  while (kept.native_first())
-    if (kept.record(native)) kept.end_round(kept.round_means());
+  native_first_calls(kept, native);
   CHECK(kept.live() == std::vector<int>{1, 2, 3});
 }
 
@@ -1155,11 +1151,7 @@ TEST_CASE("Trials: a dearer schedule in the first look adds its look to the pric
   // Two looks, then the settling call and 2 rounds at the cheapest's price.
   CHECK(s.native_first->beyond(native, 3, 2) == Approx(beyond(1.19e-3) + beyond(2.10e-3) + 3 * beyond(1.19e-3)));
   Trials t(3, 2, s);
-  int calls = 0;
-  while (t.native_first()) {
-    ++calls;
-    if (t.record(native)) t.end_round(t.round_means());
-  }
+  const int calls = native_first_calls(t, native);
   // 15.1 ms of trials: native's 16th call reaches it (at the dearer's price, 23.3 ms:
   // its 32nd).
   CHECK(calls == 16);
