@@ -86,6 +86,11 @@ std::string shortest(double v) {
 namespace {
 
 // The direct copies' price, where it is not the starting one.
+void put_port(std::ostream& out, const CostModel& m) {
+  if (m.port_per_byte != 0) out << ",port=" << shortest(m.port_per_byte);
+  if (m.port_fixed != 0) out << ",port_fixed=" << shortest(m.port_fixed);
+}
+
 void put_direct(std::ostream& out, const CostModel& m) {
   if (m.direct_per_byte != 0) out << ",direct=" << shortest(m.direct_per_byte);
   if (m.direct_fixed != kDirectCopyFixedSeconds) out << ",direct_fixed=" << shortest(m.direct_fixed);
@@ -106,13 +111,14 @@ std::string CostModel::spec() const {
     out << ",gamma=" << shortest(gamma);
     if (copy_per_byte != 0) out << ",copy=" << shortest(copy_per_byte);
     put_direct(out, *this);
+    put_port(out, *this);
     out << ",duplex=" << (duplex == Duplex::Full ? "full" : "half") << ",overlap=" << (overlap ? 1 : 0);
     return out.str();
   }
   out << "hockney:alpha=" << shortest(alpha) << ",beta=" << shortest(beta) << ",gamma=" << shortest(gamma);
   if (copy_per_byte != 0) out << ",copy=" << shortest(copy_per_byte);
   put_direct(out, *this);
-  if (port_per_byte != 0) out << ",port=" << shortest(port_per_byte);
+  put_port(out, *this);
   out << ",duplex=" << (duplex == Duplex::Full ? "full" : "half") << ",overlap=" << (overlap ? 1 : 0);
   return out.str();
 }
@@ -221,7 +227,6 @@ CostModel parse_model(const std::string& spec) {
       const double a = take("alpha", true, 0);
       const double b = take("beta", true, 0);
       m = hockney_model(a, b, 0);
-      m.port_per_byte = take("port", false, 0);
     } else {
       const double L = take("L", true, 0);
       auto it = pairs.find("g");
@@ -229,6 +234,11 @@ CostModel parse_model(const std::string& spec) {
       m = plogp_model(L, parse_gaps(it->second));
       pairs.erase(it);
     }
+    m.port_per_byte = take("port", false, 0);
+    m.port_fixed = take("port_fixed", false, 0);
+    if (m.port_fixed != 0 && m.port_per_byte == 0)
+      throw std::invalid_argument("model parameter port_fixed=" + shortest(m.port_fixed) +
+                                  ": allowed only with port=P (seconds a message holds the ports beside its bytes)");
     m.gamma = take("gamma", false, 0);
     m.copy_per_byte = take("copy", false, 0);
     m.direct_per_byte = take("direct", false, 0);
@@ -247,8 +257,9 @@ CostModel parse_model(const std::string& spec) {
     }
   } else {
     throw std::invalid_argument("model '" + spec +
-                                "': allowed hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,port=P,"
-                                "duplex=half|full,overlap=0|1], overlap:d=D,c=C, plogp:L=L,g=M:G/M:G[,...] or plogp:FILE");
+                                "': allowed hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,port=P,port_fixed=F,"
+                                "duplex=half|full,overlap=0|1], overlap:d=D,c=C, plogp:L=L,g=M:G/M:G[,...,port=P,"
+                                "port_fixed=F] or plogp:FILE");
   }
   if (!pairs.empty())
     throw std::invalid_argument("model '" + kind + "' has no parameter '" + pairs.begin()->first + "'");

@@ -61,9 +61,9 @@ struct CostModel {
   // pLogP: g(m) at measured sizes, increasing in bytes; empty for the other models.
   // alpha is then pLogP's L.
   std::vector<std::pair<std::int64_t, double>> gap;
-  // Hockney only: seconds per byte a message holds the sender's and the receiver's
-  // ports (their network cards' rate), its latency in flight; 0: the ports are held for
-  // the whole transfer, latency included (Langou's model, and the default). A link of
+  // Seconds per byte a message holds the sender's and the receiver's ports (their
+  // network cards' rate), its latency in flight; 0: the ports are held for the whole
+  // transfer, latency included (Langou's model, and the default). A link of
   // a CANOPY_TOPOLOGY between sites (port=...): over a wide-area link alpha is mostly
   // time on the wire, and a rank can start its next message once its card has sent
   // this one's bytes, as pLogP's gap lets it (004), while beta stays the path's
@@ -71,7 +71,13 @@ struct CostModel {
   // 1-15 ms and 56-336 Mbit/s apart, 1 Gbit/s cards, a 1 MiB reduce-scatter-gather
   // with every operand in flight at once took 43.9 ms simulated by SMPI; with
   // port=1 Gbit/s the simulator prices it at about that, without it 13 times higher.
+  // A pLogP link measured by CANOPY_TOPOLOGY=auto has it too where a train of messages
+  // showed the latency in flight (planner::measured_link): its g(m) stays the one-way
+  // time, what arrival needs, and the ports are held for port_fixed + port x bytes.
   double port_per_byte = 0;
+  // With port_per_byte: seconds a message holds the ports whatever its size (pLogP's
+  // gap of an empty message, the cards' per-message overhead); 0 by default.
+  double port_fixed = 0;
 
   // From the start of a transfer to the data's arrival.
   double transfer(std::int64_t bytes) const {
@@ -79,13 +85,13 @@ struct CostModel {
   }
   // How long a transfer holds the sender's and the receiver's ports.
   double occupancy(std::int64_t bytes) const {
-    if (!gap.empty()) return gap_at(bytes);
-    return port_per_byte > 0 ? port_per_byte * static_cast<double>(bytes) : transfer(bytes);
+    const double whole = gap.empty() ? transfer(bytes) : gap_at(bytes);
+    return port_per_byte > 0 ? std::min(whole, port_fixed + port_per_byte * static_cast<double>(bytes)) : whole;
   }
   // The ports are held for the whole transfer (Hockney without port=, or pLogP with
   // L = 0, as the probe's measured links: planner::measured_link): what the closed forms
   // that count a message as one busy interval assume.
-  bool ports_held_for_transfer() const { return gap.empty() ? port_per_byte == 0 : alpha == 0; }
+  bool ports_held_for_transfer() const { return port_per_byte == 0 && (gap.empty() || alpha == 0); }
   double gap_at(std::int64_t bytes) const;
   // Seconds per byte of large messages: beta, or pLogP's slope between its last two
   // sizes (0 with one). What a card's rate is read from (keep_wide_area_latency_in_flight).
@@ -110,7 +116,8 @@ struct CostModel {
     return kind == o.kind && alpha == o.alpha && beta == o.beta && gamma == o.gamma &&
            reduce_fixed == o.reduce_fixed && copy_per_byte == o.copy_per_byte &&
            direct_per_byte == o.direct_per_byte && direct_fixed == o.direct_fixed && duplex == o.duplex &&
-           overlap == o.overlap && gap == o.gap && port_per_byte == o.port_per_byte;
+           overlap == o.overlap && gap == o.gap && port_per_byte == o.port_per_byte &&
+           port_fixed == o.port_fixed;
   }
 };
 

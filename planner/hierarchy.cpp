@@ -125,7 +125,7 @@ void put(std::string& key, std::int64_t v) { key += std::to_string(v) + ","; }
 void put_model(std::string& key, const CostModel& m) {
   key += m.kind + ":";
   for (double v : {m.alpha, m.beta, m.gamma, m.reduce_fixed, m.copy_per_byte, m.direct_per_byte, m.direct_fixed,
-                   m.port_per_byte})
+                   m.port_per_byte, m.port_fixed})
     put(key, v);
   key += m.duplex == Duplex::Full ? "F" : "H";
   key += m.overlap ? "O" : "-";

@@ -65,7 +65,7 @@ void put_problem(Bytes& b, const planner::Problem& p) {
   b.put(p.limit);
   const planner::CostModel& m = p.model;
   b.put(m.kind).put(m.alpha).put(m.beta).put(m.gamma).put(m.reduce_fixed).put(m.copy_per_byte);
-  b.put(m.direct_per_byte).put(m.direct_fixed).put(m.duplex).put(m.overlap).put(m.port_per_byte).put(m.gap.size());
+  b.put(m.direct_per_byte).put(m.direct_fixed).put(m.duplex).put(m.overlap).put(m.port_per_byte).put(m.port_fixed).put(m.gap.size());
   for (const auto& [bytes, seconds] : m.gap) b.put(bytes).put(seconds);
   b.put(p.topology ? planner::topology_to_json(*p.topology).dump() : std::string());
   b.put(p.staging_entries).put(p.staging_entry_bytes).put(p.direct_access);

@@ -24,6 +24,7 @@ void check_same(const CostModel& a, const CostModel& b) {
   CHECK(a.duplex == b.duplex);
   CHECK(a.overlap == b.overlap);
   CHECK(a.port_per_byte == b.port_per_byte);
+  CHECK(a.port_fixed == b.port_fixed);
   CHECK(a == b);
 }
 
@@ -81,8 +82,14 @@ TEST_CASE("Cost model: parse_model(spec()) gives the model back", "[cost_model]"
   models.push_back(tuned);
   tuned.port_per_byte = 8e-9;  // a link between sites: its latency in flight
   models.push_back(tuned);
+  tuned.port_fixed = 3e-7;
+  models.push_back(tuned);
   CostModel plogp = plogp_model(1e-6, {{1, 1e-7}, {65536, 5e-6}});
   plogp.direct_per_byte = 4e-11;
+  models.push_back(plogp);
+  plogp.alpha = 0;  // a measured link with its latency in flight (planner::measured_link)
+  plogp.port_per_byte = 8e-11;
+  plogp.port_fixed = 2e-7;
   models.push_back(plogp);
   for (const CostModel& m : models) {
     CAPTURE(m.spec());
@@ -128,8 +135,34 @@ TEST_CASE("Cost model: port= holds the ports for the bytes at the cards' rate, t
   CHECK_FALSE(tree_price_is_exact(parse_model("hockney:alpha=1e-2,beta=8e-8,port=8e-9,duplex=full,overlap=1")));
 }
 
+TEST_CASE("Cost model: a pLogP link with port= arrives after its one-way time and frees the ports after "
+          "port_fixed + port x bytes",
+          "[cost_model]") {
+  // One-way times as the probe measures them on SimGrid's EDR cluster (L = 0): 2 us at 8 B,
+  // 17.2 us at 64 KiB (SMPI's latency step), 100.8 us at 1 MiB; the cards pass 64 KiB in
+  // 5.6 us (docs/performance-history.md, section 30).
+  CostModel link = parse_model(
+      "plogp:L=0,g=8:2e-6/65536:1.72e-5/1048576:1.008e-4,port=8.5e-11,port_fixed=1e-7,duplex=full,overlap=1");
+  CHECK(link.port_per_byte == 8.5e-11);
+  CHECK(link.port_fixed == 1e-7);
+  CHECK(link.transfer(65536) == Approx(1.72e-5));               // arrival: the measured time
+  CHECK(link.occupancy(65536) == Approx(1e-7 + 8.5e-11 * 65536));  // ports: the train's gap
+  CHECK(link.occupancy(8) == Approx(1e-7 + 8.5e-11 * 8));
+  CHECK_FALSE(link.ports_held_for_transfer());
+  // Never longer than the whole transfer: a port line above the measured time is not used.
+  link.port_fixed = 1e-3;
+  CHECK(link.occupancy(65536) == Approx(1.72e-5));
+  const CostModel held = parse_model("plogp:L=0,g=8:2e-6/65536:1.72e-5,duplex=full,overlap=1");
+  CHECK(held.ports_held_for_transfer());
+  CHECK(held.occupancy(65536) == held.transfer(65536));
+  // The trees' recurrences hold a port for a message's whole time: not with port=.
+  CHECK(tree_price_is_exact(held));
+  CHECK_FALSE(tree_price_is_exact(link));
+}
+
 TEST_CASE("Cost model: a bad spec throws std::invalid_argument naming the bad key or value",
           "[cost_model]") {
+  check_bad_spec("hockney:alpha=1e-6,beta=1e-10,port_fixed=1e-7", {"port_fixed", "port=P"});
   check_bad_spec("logp:L=1,o=2,g=3", {"logp", "hockney", "overlap"});
   check_bad_spec("", {"allowed"});
   check_bad_spec("hockney:beta=1", {"alpha"});

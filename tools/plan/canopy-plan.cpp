@@ -36,19 +36,22 @@ constexpr std::int64_t kWholeScheduleSteps = std::int64_t{1} << 24;
 
 const char* const kExamples = R"(
 Models (--model):
-  hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,port=P,duplex=half|full,overlap=0|1]
+  hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,port=P,port_fixed=F,duplex=half|full,
+                         overlap=0|1]
       alpha-beta-gamma of 001 (Langou): seconds per message, per byte sent, per byte
       reduced. duplex=half and overlap=0 (the defaults) are Langou's unidirectional system.
       copy: per byte copied locally; direct, direct_fixed: a cross-memory-attach copy's
       seconds per byte (default 1.35 x copy) and per copy (default 1.4e-6; --cma).
       port: seconds per byte a message holds the sender's and receiver's ports (their
-      cards' rate), its latency in flight; default: the whole transfer (a --topology
-      link between sites far apart: see reduce-scatter-gather-wide).
+      cards' rate), its latency in flight; port_fixed: seconds more a message, with port;
+      default: the whole transfer (a --topology link between sites far apart, or one whose
+      trains showed it: see reduce-scatter-gather-wide).
   overlap:d=D,c=C
       the (d, c) model of 000 (Canon & Antoniu): transfers cost d, reductions c,
       overlapping; one indivisible element per rank (use --bytes 1).
-  plogp:L=L,g=BYTES:SECONDS/BYTES:SECONDS/...[,gamma=G]   or   plogp:FILE
-      pLogP of 004: a message arrives after L + g(m) and holds both ports for g(m);
+  plogp:L=L,g=BYTES:SECONDS/BYTES:SECONDS/...[,gamma=G,port=P,port_fixed=F]   or   plogp:FILE
+      pLogP of 004: a message arrives after L + g(m) and holds both ports for g(m)
+      (with port=, for port_fixed + port x bytes where that is shorter);
       g interpolated between the sizes given. FILE: lines "L 2e-6", "65536 1e-5", ...
   default
       Canopy's built-in model (what the shim uses without CANOPY_MODEL).
