@@ -188,7 +188,8 @@ CostModel package_link_from_times(const CostModel& base, double within_small, do
   return link;
 }
 
-CostModel measured_link(const CostModel& base, std::vector<std::pair<std::int64_t, double>> one_way) {
+CostModel measured_link(const CostModel& base, std::vector<std::pair<std::int64_t, double>> one_way,
+                        const std::vector<std::pair<std::int64_t, double>>& gaps) {
   if (one_way.size() < 2) throw PlanError("measured_link: needs one-way times at two sizes or more");
   CostModel m;
   if (one_way.size() == 2) {
@@ -215,6 +216,17 @@ CostModel measured_link(const CostModel& base, std::vector<std::pair<std::int64_
   m.direct_fixed = base.direct_fixed;
   m.duplex = Duplex::Full;
   m.overlap = true;
+  if (gaps.size() == 2 && m.ports_held_for_transfer()) {
+    const auto [small_bytes, small_gap] = gaps[0];
+    const auto [large_bytes, large_gap] = gaps[1];
+    if (large_bytes > small_bytes && large_gap > 0 && large_gap <= kLatencyInFlight * m.transfer(large_bytes)) {
+      const double per_byte = std::max(0.0, (large_gap - small_gap) / static_cast<double>(large_bytes - small_bytes));
+      if (per_byte > 0) {
+        m.port_per_byte = per_byte;
+        m.port_fixed = std::max(0.0, small_gap - per_byte * static_cast<double>(small_bytes));
+      }
+    }
+  }
   return m;
 }
 

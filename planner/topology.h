@@ -80,7 +80,12 @@ CostModel slowest_link(const Topology& t, const CostModel& inside, std::int64_t 
 double busiest_link(const Schedule& s, const Topology& t);
 
 // Whether some link of `t` keeps its latency in flight (port=, CostModel::port_per_byte):
-// what Algorithm::wide_area needs.
+// what Algorithm::wide_area needs. Quick links whose trains showed theirs count too
+// (measured_link): tried without them (docs/performance-history.md, section 30), 16
+// nodes of SimGrid's EDR cluster, one rank each, lost what the wide forms gave (a 1 MiB
+// reduce 192.7 -> 268.7 us, allreduce 196.4 -> 301.5); they cost 256 ranks of 16 a node,
+// where hierarchical over the wide exchange among the node leaders took 310 us a 1 MiB
+// reduce and over a tree 205 (the 256-rank reduce row: 222.9 -> 321.9 us).
 bool keeps_latency_in_flight(const Topology& t);
 
 // Why `algorithm`, a wide-area one (Algorithm::wide_area), declines a problem over `t`
@@ -160,15 +165,26 @@ CostModel package_link_from_times(const CostModel& base, double within_small, do
 //    beta the slope; a second size no larger than the first gives latency only (the
 //    smaller of the two times);
 //  - three or more: pLogP with L = 0 and g(m) each size's time, straight lines between
-//    sizes and the last two's slope beyond, never decreasing with size. Decision: one-way
-//    times do not tell a latency in flight from a port's gap (004's pLogP measures g
-//    apart, from a train of messages), so the ports stay held for the whole transfer as
-//    in Hockney's model (CostModel::ports_held_for_transfer) and only the shape across
-//    sizes changes: fixed costs that begin at some size (a rendezvous' round trip,
-//    SMPI's latency step at 65472 bytes) are priced from that size on, not spread over
-//    every byte.
+//    sizes and the last two's slope beyond, never decreasing with size. One-way times
+//    do not tell a latency in flight from a port's gap, so the ports are held for the
+//    whole transfer as in Hockney's model (CostModel::ports_held_for_transfer), unless
+//    `gaps` tell: fixed costs that begin at some size (a rendezvous' round trip, SMPI's
+//    latency step at 65472 bytes) are priced from that size on, not spread over every
+//    byte.
+// `gaps`: trains' gaps (004's pLogP g, measured apart from the one-way time: the shim's
+// train_gap) at two sizes, the smaller first. Where the larger size's gap is at most
+// kLatencyInFlight of its one-way time, the link keeps its latency in flight: port=
+// the slope between the two gaps, port_fixed= what is left of the smaller one (neither
+// below 0). Elsewhere (a gap near the one-way time: the port is busy for the whole
+// message, as over shared memory or where the MPI waits for a rendezvous) the ports stay
+// held, which keeps the trees' closed forms (tree_price_is_exact).
 // Throws PlanError on fewer than two sizes or sizes that do not increase (three or more).
-CostModel measured_link(const CostModel& base, std::vector<std::pair<std::int64_t, double>> one_way);
+CostModel measured_link(const CostModel& base, std::vector<std::pair<std::int64_t, double>> one_way,
+                        const std::vector<std::pair<std::int64_t, double>>& gaps = {});
+// Decision: under three quarters. SMPI's EDR links: a 64 KiB message's train gap 5.6 us
+// against 17.2 one way (0.33). A gap within a quarter of the whole time changes little
+// that is worth losing the closed forms for.
+constexpr double kLatencyInFlight = 0.75;
 
 // Which of MPI_COMM_WORLD's ranks share a node, seen from rank `me`, given each rank's
 // node name (equal names, one node: the shim's hash of MPI_Get_processor_name, or its

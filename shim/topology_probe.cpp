@@ -55,7 +55,7 @@ constexpr int kTagPing = 1, kTagStop = 2;
 // (an MPI's eager limit: 4-64 KiB). Only quick links: on a slow one a megabyte costs a
 // long ping (16 links of 1 Gbit/s: 8 ms a one-way trip each), and there the probe's
 // fixed costs are small beside its bytes. Cost: 11 sizes of at most kRepeats round
-// trips a quick link, one link at a time.
+// trips a quick link, one link at a time, and its trains (train_gap).
 constexpr double kQuickProbeSeconds = 50e-6;
 constexpr int kCurveFirstBytes = 1 << 10;
 constexpr int kCurveLastBytes = 1 << 20;
@@ -105,6 +105,66 @@ void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
   }
 }
 
+// pLogP's gap (004, Figure 2: the round trip split into latency and gap): how soon a
+// sender's next message of `bytes` may follow one, from trains sent back to back. Each
+// round `peer` answers a train of one message, then one of kTrainLength, with 8 bytes
+// once all arrived (absorb_trains, its receives posted ahead so that no message waits
+// for a receive); the gap is the best long train's time less the best short one's, over
+// the messages between them. Why: a quick link's one-way times (ping) hold a message's
+// latency and its bytes alike, and priced as the ports' time they make a pipeline's
+// segments queue behind each other's latency. On SimGrid's EDR cluster a 64 KiB message
+// takes 17.2 us one way and its card passes it in 5.6; a 1 MiB reduce's pipelined chain
+// over 16 nodes, priced at 334 us from one-way times, took 217-226, and 219 from the
+// trains' gaps (docs/performance-history.md, section 30). Fixed rounds, known to both sides: kTrainRounds after one warm-up, two
+// trains each.
+constexpr int kTrainLength = 4;
+constexpr int kTrainRounds = 3;
+constexpr int kTagTrain = 9, kTagTrainEnd = 10;
+// The smaller size of the two trains: the ports' line (planner::measured_link) goes
+// through the gaps of the sizes a pipeline's segments take (8-64 KiB), not through an
+// empty message's: SMPI's bandwidth factor under 64 KiB (0.59-0.70 from 5776 to 65471
+// bytes) made a line from 8 bytes price an 8 KiB segment's gap at 0.7 us where it takes
+// 1.1, and the schedules of many small messages at once 1.3-2x under their time.
+constexpr int kTrainSmallBytes = 8 * 1024;
+
+double train_gap(MPI_Comm comm, int peer, char* buffer, int bytes) {
+  double best[2] = {1e300, 1e300};
+  char answer[kSmall];
+  std::vector<MPI_Request> sent(kTrainLength);
+  for (int round = 0; round <= kTrainRounds; ++round)
+    for (int train = 0; train < 2; ++train) {
+      const int length = train == 0 ? 1 : kTrainLength;
+      MPI_Request end;
+      const double t0 = PMPI_Wtime();
+      PMPI_Irecv(answer, kSmall, MPI_BYTE, peer, kTagTrainEnd, comm, &end);
+      for (int m = 0; m < length; ++m) PMPI_Isend(buffer, bytes, MPI_BYTE, peer, kTagTrain, comm, &sent[m]);
+      for (int m = 0; m < length; ++m) wait(sent[m]);
+      wait(end);
+      if (round > 0) best[train] = std::min(best[train], PMPI_Wtime() - t0);
+    }
+  return std::max(0.0, (best[1] - best[0]) / (kTrainLength - 1));
+}
+
+// The other side of train_gap(): `buffer` holds kTrainLength messages of `bytes`.
+void absorb_trains(MPI_Comm comm, int peer, char* buffer, int bytes) {
+  char answer[kSmall] = {};
+  std::vector<MPI_Request> got(kTrainLength);
+  for (int round = 0; round <= kTrainRounds; ++round)
+    for (int train = 0; train < 2; ++train) {
+      const int length = train == 0 ? 1 : kTrainLength;
+      for (int m = 0; m < length; ++m)
+        PMPI_Irecv(buffer + static_cast<std::size_t>(m) * bytes, bytes, MPI_BYTE, peer, kTagTrain, comm, &got[m]);
+      for (int m = 0; m < length; ++m) wait(got[m]);
+      MPI_Request end;
+      PMPI_Isend(answer, kSmall, MPI_BYTE, peer, kTagTrainEnd, comm, &end);
+      wait(end);
+    }
+}
+
+// How measure_pairs times a pair: half the best round trip (ping, echo) or the gap of
+// trains (train_gap, absorb_trains).
+enum class PairTiming { kOneWay, kTrainGap };
+
 // One-way seconds of every pair of members at every size, as [pair * sizes + size] on
 // member 0 (empty elsewhere). One pair at a time, a barrier between pairs, so no two
 // measurements share a link; or, `at_once`, every member walks its own pairs in the
@@ -120,7 +180,8 @@ void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
 constexpr int kTagResults = 6;
 
 std::vector<double> measure_pairs(const Members& members, const std::vector<Pair>& pairs,
-                                  const std::vector<int>& sizes, bool at_once = false) {
+                                  const std::vector<int>& sizes, bool at_once = false,
+                                  PairTiming timing = PairTiming::kOneWay) {
   const MPI_Comm comm = members.comm();
   const int rank = members.index();
   const std::size_t n = sizes.size();
@@ -129,9 +190,15 @@ std::vector<double> measure_pairs(const Members& members, const std::vector<Pair
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     const auto [a, b] = pairs[k];
     if (rank == a || rank == b) {
-      if (buffer.empty()) buffer.assign(*std::max_element(sizes.begin(), sizes.end()), 1);
+      const bool trains = timing == PairTiming::kTrainGap;
+      if (buffer.empty())
+        buffer.assign(static_cast<std::size_t>(*std::max_element(sizes.begin(), sizes.end())) * (trains ? kTrainLength : 1),
+                      1);
       for (std::size_t s = 0; s < n; ++s) {
-        if (rank == a) mine.push_back(ping(comm, members.rank_of(b), buffer.data(), sizes[s]));
+        if (rank == a)
+          mine.push_back(trains ? train_gap(comm, members.rank_of(b), buffer.data(), sizes[s])
+                                : ping(comm, members.rank_of(b), buffer.data(), sizes[s]));
+        else if (trains) absorb_trains(comm, members.rank_of(a), buffer.data(), sizes[s]);
         else echo(comm, members.rank_of(a), buffer.data(), sizes[s]);
       }
     }
@@ -539,15 +606,18 @@ std::vector<int> gather_placement(MPI_Comm comm, const Machine& machine, std::st
 
 // The link of one-way times at 8 bytes, at `probe` bytes and at the sizes of `curve`
 // where measured (quick links: curve_sizes) (planner::measured_link).
+// With `gaps` (trains' gaps at two sizes, train_gap), the link keeps its latency in
+// flight where they show it (planner::measured_link).
 planner::CostModel link_model(double small, double large, std::int64_t probe, const planner::CostModel& base,
-                              const std::vector<std::pair<std::int64_t, double>>& curve = {}) {
+                              const std::vector<std::pair<std::int64_t, double>>& curve = {},
+                              const std::vector<std::pair<std::int64_t, double>>& gaps = {}) {
   // A probe of 8 bytes or less is a latency-only pair, which a map of sizes would merge
   // or reorder.
   if (probe <= kSmall) return planner::measured_link(base, {{kSmall, small}, {probe, large}});
   std::map<std::int64_t, double> times{{kSmall, small}};
   times.emplace(probe, large);
   for (const auto& point : curve) times.emplace(point);
-  return planner::measured_link(base, {times.begin(), times.end()});
+  return planner::measured_link(base, {times.begin(), times.end()}, gaps);
 }
 
 // The sizes a quick link is measured at besides 8 bytes and the probe's (above).
@@ -689,6 +759,10 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   for (int k : quick) quick_pairs.push_back(links[static_cast<std::size_t>(k)]);
   const std::vector<int> curve = curve_sizes(probe);
   const std::vector<double> curve_times = measure_pairs(leaders, quick_pairs, curve);
+  // And their trains' gaps at kTrainSmallBytes and the probe's size (train_gap).
+  const std::vector<int> train_sizes{std::min(kTrainSmallBytes, probe / 2), probe};
+  const std::vector<double> train_gaps =
+      measure_pairs(leaders, quick_pairs, train_sizes, false, PairTiming::kTrainGap);
   const double links_seconds = PMPI_Wtime() - links_start;
   if (rank != 0) return;
 
@@ -710,17 +784,21 @@ void measure_network(MPI_Comm comm, const config::Settings& s, const planner::Co
   for (std::size_t k = 0; k < links.size(); ++k) {
     const auto [x, y] = links[k];
     const auto again = std::find(quick.begin(), quick.end(), static_cast<int>(k));
-    std::vector<std::pair<std::int64_t, double>> points;
-    if (again != quick.end())
-      for (std::size_t j = 0; j < curve.size(); ++j)
-        points.emplace_back(curve[j], curve_times[static_cast<std::size_t>(again - quick.begin()) * curve.size() + j]);
-    const planner::CostModel m = link_model(small_between(x, y), probe_time(k), probe, base, points);
+    std::vector<std::pair<std::int64_t, double>> points, gaps;
+    if (again != quick.end()) {
+      const auto q = static_cast<std::size_t>(again - quick.begin());
+      for (std::size_t j = 0; j < curve.size(); ++j) points.emplace_back(curve[j], curve_times[q * curve.size() + j]);
+      for (std::size_t j = 0; j < train_sizes.size(); ++j)
+        gaps.emplace_back(train_sizes[j], train_gaps[q * train_sizes.size() + j]);
+    }
+    const planner::CostModel m = link_model(small_between(x, y), probe_time(k), probe, base, points, gaps);
     t.links[cluster[x] * C + cluster[y]] = t.links[cluster[y] * C + cluster[x]] = m;
   }
   if (!quick.empty())
     detail += std::to_string(quick.size()) + " links under " + microseconds(kQuickProbeSeconds) + " us at " +
               std::to_string(probe) + " B measured again at " + std::to_string(curve.size()) + " sizes from " +
-              std::to_string(kCurveFirstBytes) + " to " + std::to_string(kCurveLastBytes) + " B (pLogP links); ";
+              std::to_string(kCurveFirstBytes) + " to " + std::to_string(kCurveLastBytes) +
+              " B and by trains of " + std::to_string(kTrainLength) + " (pLogP links); ";
   // Links between sites far apart keep their latency in flight (port=, planner/topology.h).
   if (const int kept = planner::keep_wide_area_latency_in_flight(t); kept > 0)
     detail += std::to_string(kept / 2) + " links of " + milliseconds(planner::kWideAreaLatency) +

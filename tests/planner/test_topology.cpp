@@ -627,6 +627,49 @@ TEST_CASE("Topology: a link measured at three sizes prices each side of a fixed 
   CHECK_THROWS_WITH(measured_link(base, {{8, t8}, {65536, t64k}, {4096, t1m}}), Catch::Contains("must increase"));
 }
 
+TEST_CASE("Topology: a measured link whose trains show its latency in flight frees the ports at the trains' gaps "
+          "(measured_link with gaps)",
+          "[topology][plogp]") {
+  const CostModel base = hockney_model(1e-6, 1e-10, 3e-10);
+  const std::vector<std::pair<std::int64_t, double>> one_way{{8, 2.0e-6}, {8192, 2.8e-6}, {65536, 17.2e-6},
+                                                              {1 << 20, 100.8e-6}};
+  // SMPI's EDR link (docs/performance-history.md, section 30): trains of 8 KiB and 64 KiB
+  // leave 0.9 and 5.6 us between messages, a third of the one-way time at 64 KiB.
+  const CostModel in_flight = measured_link(base, one_way, {{8192, 0.9e-6}, {65536, 5.6e-6}});
+  const double per_byte = (5.6e-6 - 0.9e-6) / (65536 - 8192);
+  CHECK(in_flight.port_per_byte == Approx(per_byte));
+  CHECK(in_flight.port_fixed == Approx(0.9e-6 - per_byte * 8192));
+  CHECK_FALSE(in_flight.ports_held_for_transfer());
+  CHECK(in_flight.transfer(65536) == Approx(17.2e-6));  // arrival as measured
+  CHECK(in_flight.occupancy(65536) == Approx(5.6e-6));  // the ports: the train's gap
+  CHECK(in_flight.occupancy(1 << 20) == Approx(in_flight.port_fixed + per_byte * (1 << 20)));
+  CHECK(parse_model(in_flight.spec()) == in_flight);
+  // Every rank's segments of a pipeline: 16 messages of 64 KiB from one rank to another
+  // arrive 15 gaps after the first's one-way time, not 15 one-way times.
+  {
+    Problem p;
+    p.collective = Collective::Bcast;
+    p.nranks = 2;
+    p.count = 16 * 65536;
+    p.element_bytes = 1;
+    p.segment_bytes = 65536;
+    for (const auto& [link, last] : {std::pair{in_flight, 15 * 5.6e-6 + 17.2e-6},
+                                     std::pair{measured_link(base, one_way), 16 * 17.2e-6}}) {
+      p.model = link;
+      CHECK(simulate(find_algorithm(Collective::Bcast, "chain")->plan(p), link).makespan == Approx(last).epsilon(0.01));
+    }
+  }
+  // A gap near the one-way time (the port busy for the whole message): held, as without trains.
+  const CostModel held = measured_link(base, one_way, {{8192, 2.6e-6}, {65536, 16.0e-6}});
+  CHECK(held.port_per_byte == 0);
+  CHECK(held.ports_held_for_transfer());
+  CHECK(held == measured_link(base, one_way));
+  // Gaps that fall with size (noise) give no port line; a smaller gap above the line's
+  // start gives no negative port_fixed.
+  CHECK(measured_link(base, one_way, {{8192, 6e-6}, {65536, 5.6e-6}}).port_per_byte == 0);
+  CHECK(measured_link(base, one_way, {{8192, 0.1e-6}, {65536, 5.6e-6}}).port_fixed == 0);
+}
+
 TEST_CASE("Topology: a measured pLogP link counts as its latency and slope where a topology is priced whole "
           "(slowest_link) and as its card's rate between sites (keep_wide_area_latency_in_flight)",
           "[topology][plogp]") {
