@@ -124,15 +124,18 @@ const std::vector<SettingSpec>& setting_specs() {
        "JSON lines, one per distinct schedule used; without %r only world rank 0 writes",
        "CANOPY_SCHEDULE_LOG=/tmp/canopy-%r.jsonl"},
       {"CANOPY_MODEL", "model", "default",
-       "default, measure, hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,port=P,duplex=half|full,"
-       "overlap=0|1], "
-       "plogp:L=L,g=BYTES:SECONDS/...[,gamma=G] or plogp:FILE, or a file holding such a spec",
+       "default, measure, hockney:alpha=A,beta=B[,gamma=G,copy=C,direct=D,direct_fixed=S,port=P,port_fixed=F,"
+       "duplex=half|full,overlap=0|1], "
+       "plogp:L=L,g=BYTES:SECONDS/...[,gamma=G,port=P,port_fixed=F] or plogp:FILE, or a file holding such a spec",
        "Cost model the planner predicts with (seconds, seconds per byte; direct, direct_fixed: a "
        "cross-memory-attach copy's per byte, 1.35x copy when not given, and per copy, 1.4e-6; port: seconds per "
-       "byte a message holds the ports, its latency in flight, as for a CANOPY_TOPOLOGY link between sites); "
+       "byte a message holds the ports, its latency in flight, as for a CANOPY_TOPOLOGY link between sites, and "
+       "port_fixed seconds more a message); "
        "measure fits it at "
        "MPI_Init with a ping-pong between ranks 0 and 1, a MPI_Reduce_local timing and, where the two share a "
-       "node, process_vm_readv timings, shared by rank 0",
+       "node, process_vm_readv timings, shared by rank 0; default (unset): the built-in model on one node, and "
+       "where the job spans several nodes and CANOPY_TOPOLOGY=auto probes them, measured as with measure (the "
+       "ping-pong only where ranks 0 and 1 share a node)",
        "CANOPY_MODEL=hockney:alpha=2e-6,beta=1e-10,gamma=1e-10,duplex=full,overlap=1"},
       {"CANOPY_AUTO_TRIALS", "integer", "2", "an integer from 0 to 100",
        "With auto: measured rounds of back-to-back calls of native MPI, the model's best schedule and those it "

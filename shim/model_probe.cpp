@@ -121,7 +121,7 @@ std::array<double, 2> direct_copy_seconds(MPI_Comm comm, int rank, std::vector<c
 
 }  // namespace
 
-planner::CostModel measure_model(bool same_node_as_rank_0, bool direct_wanted) {
+planner::CostModel measure_model(bool same_node_as_rank_0, bool direct_wanted, bool network_or_node) {
   MPI_Comm comm;
   PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
   int rank = 0, size = 1;
@@ -132,10 +132,20 @@ planner::CostModel measure_model(bool same_node_as_rank_0, bool direct_wanted) {
   std::array<double, 2> direct{-1, -1};  // seconds per copy and per byte, where measured
   std::vector<char> buffer(kLarge, 1);
   if (size > 1 && rank < 2) {
-    const double small = one_way_seconds(comm, rank, buffer, kSmall);
-    const double large = one_way_seconds(comm, rank, buffer, kLarge);
-    params[0] = small;
-    params[1] = std::max(0.0, (large - small) / (kLarge - kSmall));
+    // Rank 1 knows whether it shares rank 0's node; rank 0 learns it where it matters.
+    int timed = network_or_node || same_node_as_rank_0 ? 1 : 0;
+    if (!network_or_node) {
+      MPI_Request req;
+      if (rank == 1) PMPI_Isend(&timed, 1, MPI_INT, 0, kTag, comm, &req);
+      else PMPI_Irecv(&timed, 1, MPI_INT, 1, kTag, comm, &req);
+      wait_politely(&req);
+    }
+    if (timed) {
+      const double small = one_way_seconds(comm, rank, buffer, kSmall);
+      const double large = one_way_seconds(comm, rank, buffer, kLarge);
+      params[0] = small;
+      params[1] = std::max(0.0, (large - small) / (kLarge - kSmall));
+    }
     direct = direct_copy_seconds(comm, rank, buffer, same_node_as_rank_0, direct_wanted);
   }
   if (rank == 0) {

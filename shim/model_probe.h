@@ -13,6 +13,11 @@ namespace canopy::shim {
 // outnumber cores. `same_node_as_rank_0`: this rank shares rank 0's node (read on rank
 // 1); `direct_wanted`: time a cross-memory-attach copy there (CANOPY_CMA is not off;
 // the same on every rank).
-planner::CostModel measure_model(bool same_node_as_rank_0, bool direct_wanted);
+// `network_or_node`: time the ping-pong whether or not ranks 0 and 1 share a node
+// (CANOPY_MODEL=measure: the user asked for this pair's figures); false: only where they
+// do, else alpha and beta stay the built-in model's, since the ping-pong would then time
+// a link between nodes, which the topology's links price, and alpha and beta are what
+// messages inside a node cost.
+planner::CostModel measure_model(bool same_node_as_rank_0, bool direct_wanted, bool network_or_node = true);
 
 }  // namespace canopy::shim

@@ -205,6 +205,7 @@ json build_report(const JobFacts& job, const std::vector<json>& per_rank, const 
           {"startup_s",
            {{"canopy_in_mpi_init", job.startup_seconds}, {"probing", job.probe_seconds}, {"staging_ring", job.ring_seconds}}},
           {"model", job.model},
+          {"model_source", job.model_source},
           {"learned_model", job.learned_model},
           {"config_file", job.config_file},
           {"rules", job.rules},
@@ -242,7 +243,8 @@ std::string report_text(const json& report) {
     out << "Canopy's part of MPI_Init (rank 0): " << seconds(report["startup_s"].value("canopy_in_mpi_init", 0.0))
         << ", of which probing the network and the model " << seconds(report["startup_s"].value("probing", 0.0))
         << " and MPI_COMM_WORLD's staging ring " << seconds(report["startup_s"].value("staging_ring", 0.0)) << "\n";
-  out << "model: " << report.at("model").get<std::string>() << "\n";
+  out << "model (" << report.value("model_source", "built-in") << "): " << report.at("model").get<std::string>()
+      << "\n";
   if (!report.value("learned_model", "").empty())
     out << "model learned by MPI_COMM_WORLD's calls (CANOPY_LEARN): " << report["learned_model"].get<std::string>()
         << "\n";

@@ -19,6 +19,7 @@ struct JobFacts {
   long cores_per_node = 0;
   bool oversubscribed = false;
   std::string topology_source = "none";  // CANOPY_TOPOLOGY: "none", "measured" or "file"
+  std::string model_source = "built-in";  // Runtime::model_source
   std::string topology;                  // planner::describe_topology, or "" when none
   int clusters = 1;
   std::string model;

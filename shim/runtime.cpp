@@ -149,14 +149,36 @@ void discover_nodes(Runtime& rt) {
   rt.nodes = map.nodes;
 }
 
+bool every_call_native(const Runtime& rt) {
+  return rt.settings.always_native(planner::Collective::Reduce) &&
+         rt.settings.always_native(planner::Collective::Bcast) &&
+         rt.settings.always_native(planner::Collective::Allreduce);
+}
+
+// Whether a job without CANOPY_MODEL measures its model at MPI_Init: where it spans
+// several nodes and CANOPY_TOPOLOGY=auto probes the network there anyway (tens of
+// milliseconds at 256-1024 ranks; the model's figures, a few more). The built-in model
+// is a placeholder for one shared-memory node (alpha 2 us, 10 GB/s transfers and
+// reductions): beside measured links its reductions and copies are a guess, and the
+// links take them (discover_topology). Measured 2026-12-06 under SimGrid's SMPI
+// (cluster-edr, 256 ranks, a 1 MiB allreduce, docs/performance-history.md section 30):
+// SMPI charges no time for computation there, the built-in gamma priced a pipelined
+// hierarchical-leaders at 991 us where it took 531, so it joined the trials and native
+// ran first for 16 calls (524.2 us a call); measured (gamma about 0), it was priced
+// 675 us, took 685, and the run took 491.5 us a call. One node keeps the placeholder:
+// MPI_Init's budget there is a few milliseconds (issue 49) and the node level's
+// figures are learned from its calls (CANOPY_LEARN). The same on every rank: settings
+// agreed, nodes found alike.
+bool measures_model_with_network(const Runtime& rt) {
+  return rt.nodes > 1 && rt.settings.topology == "auto" && !every_call_native(rt);
+}
+
 // CANOPY_TOPOLOGY (collective, after the model: links take its reduction and copy
 // costs). Skipped when every call runs natively anyway. A file that cannot be used
 // makes both collectives native, as a bad CANOPY_MODEL does: the user said the network
 // is not one homogeneous cluster, so Canopy's plans without it could be far off.
 void discover_topology(Runtime& rt) {
-  if (rt.settings.always_native(planner::Collective::Reduce) && rt.settings.always_native(planner::Collective::Bcast) &&
-      rt.settings.always_native(planner::Collective::Allreduce))
-    return;
+  if (every_call_native(rt)) return;
   TopologyProbe probe = probe_topology(rt.settings, rt.model, rt.nodes, rt.node_leader);
   const bool lead = rt.world_rank == 0;
   if (probe.failed) {
@@ -268,10 +290,18 @@ void initialize(int thread_level) {
   // Only after the ranks agree on the settings: measuring is collective.
   const double probing = PMPI_Wtime();
   // (A cross-memory-attach copy is timed only where direct schedules may run.)
-  if (rt.settings.model == "measure")
-    rt.model = measure_model(rt.node_leader == 0, rt.settings.cma != "off" && rt.settings.shm != "off" &&
-                                                      rt.settings.fault != "cma-unavailable");
-  else rt.model = rt.settings.model.empty() ? planner::default_model() : planner::parse_model(rt.settings.model);
+  const bool direct_wanted =
+      rt.settings.cma != "off" && rt.settings.shm != "off" && rt.settings.fault != "cma-unavailable";
+  if (rt.settings.model == "measure") {
+    rt.model = measure_model(rt.node_leader == 0, direct_wanted);
+    rt.model_source = "measured, CANOPY_MODEL=measure";
+  } else if (rt.settings.model.empty() && measures_model_with_network(rt)) {
+    rt.model = measure_model(rt.node_leader == 0, direct_wanted, false);
+    rt.model_source = "measured: the job spans " + std::to_string(rt.nodes) + " nodes";
+  } else {
+    rt.model = rt.settings.model.empty() ? planner::default_model() : planner::parse_model(rt.settings.model);
+    rt.model_source = rt.settings.model.empty() ? "built-in" : "CANOPY_MODEL";
+  }
   discover_topology(rt);
   rt.probe_seconds = PMPI_Wtime() - probing;
   if (!rt.settings.schedule_log.empty()) {
@@ -345,6 +375,7 @@ void finalize() {
     job.topology = rt.topology_description;
     job.clusters = rt.topology ? rt.topology->clusters : 1;
     job.model = rt.model.spec();
+    job.model_source = rt.model_source;
     job.startup_seconds = rt.startup_seconds;
     job.probe_seconds = rt.probe_seconds;
     job.ring_seconds = rt.ring_seconds;

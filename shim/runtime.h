@@ -45,6 +45,9 @@ struct Runtime {
   // every rank; null: every message follows `model`.
   std::shared_ptr<const planner::Topology> topology;
   std::string topology_source = "none";  // "none", "measured" or "file", for the report
+  // Where `model` came from, for the report: "built-in", "CANOPY_MODEL", or how it was
+  // measured (runtime.cpp, measures_model_with_network).
+  std::string model_source = "built-in";
   std::string topology_description;      // what was found (even one trivial cluster)
   // What Canopy added to MPI_Init on this rank (seconds): in all, and in probing the
   // network and fitting CANOPY_MODEL=measure (0 where nothing needed them).
