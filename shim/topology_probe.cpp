@@ -115,16 +115,18 @@ void echo(MPI_Comm comm, int peer, char* buffer, int bytes) {
 // segments queue behind each other's latency. On SimGrid's EDR cluster a 64 KiB message
 // takes 17.2 us one way and its card passes it in 5.6; a 1 MiB reduce's pipelined chain
 // over 16 nodes, priced at 334 us from one-way times, took 217-226, and 219 from the
-// trains' gaps (docs/performance-history.md, section 30). Fixed rounds, known to both sides: kTrainRounds after one warm-up, two
-// trains each.
+// trains' gaps (docs/performance-history.md, section 30). Fixed rounds, known to both
+// sides: kTrainRounds after one warm-up, two trains each.
 constexpr int kTrainLength = 4;
 constexpr int kTrainRounds = 3;
 constexpr int kTagTrain = 9, kTagTrainEnd = 10;
-// The smaller size of the two trains: the ports' line (planner::measured_link) goes
-// through the gaps of the sizes a pipeline's segments take (8-64 KiB), not through an
-// empty message's: SMPI's bandwidth factor under 64 KiB (0.59-0.70 from 5776 to 65471
-// bytes) made a line from 8 bytes price an 8 KiB segment's gap at 0.7 us where it takes
-// 1.1, and the schedules of many small messages at once 1.3-2x under their time.
+// The smaller size of the two trains. Decision: the ports' line (planner::measured_link)
+// goes through the gaps of sizes a pipeline's segments take (8-64 KiB) rather than an
+// empty message's, where an MPI's per-message costs may differ (eager and rendezvous).
+// On SMPI's EDR cluster the two lines are alike (from 8 bytes: 8.50e-11 s/B and 1.7 ns
+// a message; from 8 KiB: 8.67e-11 and 0), yet the 16-node 1 MiB reduce's trials then
+// settled on reduce-scatter-gather-wide in 80 segments (265-272 us a call) rather than
+// 128 (165): close prices, which the planner's segment search tells apart by little.
 constexpr int kTrainSmallBytes = 8 * 1024;
 
 double train_gap(MPI_Comm comm, int peer, char* buffer, int bytes) {
