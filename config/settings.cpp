@@ -147,7 +147,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "starting model and, with CANOPY_LEARN, the learnt one) keep native MPI with no trial (and the shortcut "
        "past Canopy's lookups); allreduces until the communicator has a staging "
        "ring and native MPI has run them 256 times (16 from 2 us), reduces priced from 2 us alike where a node "
-       "holds more than 2 ranks, other reduces and broadcasts for good; 0 trials every size",
+       "holds more than 2 ranks, other reduces and broadcasts for good; not where the topology puts the "
+       "communicator on several nodes (there such calls are trialled); 0 trials every size",
        "CANOPY_AUTO_NATIVE_BELOW=0"},
       {"CANOPY_AUTO_NATIVE_FIRST", "boolean", "1", kBooleanAllowed,
        "With auto, where native MPI may compete: native MPI runs a size class's first calls, and the trials "

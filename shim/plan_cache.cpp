@@ -420,7 +420,20 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
     const bool cheap_class_through_ring = native_competes && ring_beats_short_path && short_call;
     warm_native_first = cheap_class_through_ring && !trial_cheap;
     cheap_best_price = best_price;
-    if (native_competes && !ring_beats_short_path && short_call) {
+    // Not where the topology puts the communicator's ranks on several nodes: there MPI's
+    // short path is one algorithm among those the network allows, and the class is
+    // trialled as any other (native MPI first, until its calls have cost the trials'
+    // price). Decision, SimGrid's SMPI on the EDR cluster (docs/simulation.md), 256
+    // ranks on 16 nodes, 8 B, one untimed call and 100 timed, us a call: MPICH's
+    // selector's reduce took 10.5 (Open MPI's 5.4) where Canopy's binomial, priced 4.5,
+    // ran at 2.1 forced; kept native for being cheap, auto ran MPICH's 10.5, trialled
+    // 6.0 (native's first 33 calls, then hierarchical at 2.7); 16 nodes of one rank,
+    // reduce 8.1 -> 6.6, allreduce 8.1 -> 7.4. What it costs where native wins: the
+    // broadcast's agreements on native's first calls (256 ranks 2.17 -> 2.38, 16 nodes
+    // 2.09 -> 2.25; the ranks' first agreement at call 16 instead of 1 made it 2.57 at
+    // 256: both in the timed calls, where call 1's was in the untimed one).
+    const bool across_nodes = recipe.ranks_per_node < size;
+    if (native_competes && !ring_beats_short_path && short_call && !across_nodes) {
       made->native_why = FallbackReason::AutoBelowThreshold;  // native alone (and the shortcut)
       made->cheap_price = best_price;
       wanted = 0;

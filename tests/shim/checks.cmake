@@ -275,6 +275,15 @@ add_test(NAME "mpi preload: fallbacks np2 auto keeps native below the threshold"
                  --expect=reduce:auto-below-threshold,bcast:auto-below-threshold)
 set_tests_properties("mpi preload: fallbacks np2 auto keeps native below the threshold" PROPERTIES
                      ENVIRONMENT "CANOPY_LOG_LEVEL=debug" LABELS "mpi;preload" TIMEOUT 120)
+# ... but not where the topology puts the ranks on two nodes: the same calls, priced
+# under 5 us over a quick link, are trialled (native MPI first), none kept native untried.
+add_test(NAME "mpi preload: fallbacks np2 auto trials cheap calls across nodes"
+         COMMAND ${expect} 0 0 "\\[auto-below-threshold\\]" --
+                 ${MPIEXEC_EXECUTABLE} ${CANOPY_MPIEXEC_PRELOAD} -n 2 $<TARGET_FILE:fallbacks>
+                 --expect=reduce:auto-native-first,bcast:auto-native-first)
+set_tests_properties("mpi preload: fallbacks np2 auto trials cheap calls across nodes" PROPERTIES
+                     ENVIRONMENT "CANOPY_LOG_LEVEL=debug;CANOPY_TOPOLOGY=${shim_tests}/two_nodes_quick.json"
+                     LABELS "mpi;preload" TIMEOUT 120)
 # The fault tests also print the planner's own warning (once per call kind, rank 0).
 add_test(NAME "mpi preload: fallbacks np3 fault planner-error warns"
          COMMAND ${expect} 1 1000 "planning failed \\(injected by CANOPY_FAULT=planner-error\\); native MPI runs" --
