@@ -14,7 +14,10 @@
 # docs/simulation.md ("The seeds' 88-machine grid") has the results.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ $# -ge 1 ] || { sed -n 2,14p "$0"; exit 2; }
+case "${1:-}" in
+  -h | --help) sed -n 2,14p "$0"; exit 0 ;;
+  "" | -*) sed -n 2,14p "$0" >&2; exit 2 ;;
+esac
 out=$(mkdir -p "$1" && cd "$1" && pwd); shift
 plan=${CANOPY_PLAN:-build/tools/canopy-plan}
 topo=$PWD/tools/sim/platforms/grid88-topology.json
