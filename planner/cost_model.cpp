@@ -85,12 +85,13 @@ std::string shortest(double v) {
 
 namespace {
 
-// The direct copies' price, where it is not the starting one.
+// The ports' time, where the latency is in flight.
 void put_port(std::ostream& out, const CostModel& m) {
   if (m.port_per_byte != 0) out << ",port=" << shortest(m.port_per_byte);
   if (m.port_fixed != 0) out << ",port_fixed=" << shortest(m.port_fixed);
 }
 
+// The direct copies' price, where it is not the starting one.
 void put_direct(std::ostream& out, const CostModel& m) {
   if (m.direct_per_byte != 0) out << ",direct=" << shortest(m.direct_per_byte);
   if (m.direct_fixed != kDirectCopyFixedSeconds) out << ",direct_fixed=" << shortest(m.direct_fixed);

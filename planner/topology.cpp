@@ -220,8 +220,8 @@ CostModel measured_link(const CostModel& base, std::vector<std::pair<std::int64_
     const auto [small_bytes, small_gap] = gaps[0];
     const auto [large_bytes, large_gap] = gaps[1];
     if (large_bytes > small_bytes && large_gap > 0 && large_gap <= kLatencyInFlight * m.transfer(large_bytes)) {
-      const double per_byte = std::max(0.0, (large_gap - small_gap) / static_cast<double>(large_bytes - small_bytes));
-      if (per_byte > 0) {
+      const double per_byte = (large_gap - small_gap) / static_cast<double>(large_bytes - small_bytes);
+      if (per_byte > 0) {  // a flat or falling line says nothing of a card's rate: ports held
         m.port_per_byte = per_byte;
         m.port_fixed = std::max(0.0, small_gap - per_byte * static_cast<double>(small_bytes));
       }
