@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -110,15 +111,16 @@ struct CostModel {
 
   std::string spec() const;  // parse_model(spec()) gives this model back
 
-  // Every field equal (the shim keeps plans by the model they were made with: a field
-  // added above belongs here too).
-  bool operator==(const CostModel& o) const {
-    return kind == o.kind && alpha == o.alpha && beta == o.beta && gamma == o.gamma &&
-           reduce_fixed == o.reduce_fixed && copy_per_byte == o.copy_per_byte &&
-           direct_per_byte == o.direct_per_byte && direct_fixed == o.direct_fixed && duplex == o.duplex &&
-           overlap == o.overlap && gap == o.gap && port_per_byte == o.port_per_byte &&
-           port_fixed == o.port_fixed;
+  // Every field, once: what equality compares and what the keys of remembered plans and
+  // prices are made of (hierarchy.cpp's level plans, shim/prices.cpp's memo), so that a
+  // field added above is added here and nowhere else. spec() prints the model as text
+  // and leaves out fields at their defaults: it has a line per field of its own.
+  auto fields() const {
+    return std::tie(kind, alpha, beta, gamma, reduce_fixed, copy_per_byte, direct_per_byte, direct_fixed, duplex,
+                    overlap, gap, port_per_byte, port_fixed);
   }
+  // Every field equal (the shim keeps plans by the model they were made with).
+  bool operator==(const CostModel& o) const { return fields() == o.fields(); }
 };
 
 CostModel hockney_model(double alpha, double beta, double gamma);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -123,17 +126,26 @@ void put(std::string& key, double v) {
 void put(std::string& key, std::int64_t v) { key += std::to_string(v) + ","; }
 
 void put_model(std::string& key, const CostModel& m) {
-  key += m.kind + ":";
-  for (double v : {m.alpha, m.beta, m.gamma, m.reduce_fixed, m.copy_per_byte, m.direct_per_byte, m.direct_fixed,
-                   m.port_per_byte, m.port_fixed})
-    put(key, v);
-  key += m.duplex == Duplex::Full ? "F" : "H";
-  key += m.overlap ? "O" : "-";
-  for (const auto& [bytes, g] : m.gap) {
-    put(key, bytes);
-    put(key, g);
-  }
-  key += ";";
+  // Each field of CostModel::fields(), in its order.
+  auto put_field = [&key](const auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Field, std::string>) {
+      key += field + ":";
+    } else if constexpr (std::is_same_v<Field, Duplex>) {
+      key += field == Duplex::Full ? "F" : "H";
+    } else if constexpr (std::is_same_v<Field, bool>) {
+      key += field ? "O" : "-";
+    } else if constexpr (std::is_same_v<Field, double>) {
+      put(key, field);
+    } else {  // the pLogP gaps: (bytes, seconds) pairs, counted
+      put(key, static_cast<std::int64_t>(field.size()));
+      for (const auto& [bytes, g] : field) {
+        put(key, bytes);
+        put(key, g);
+      }
+    }
+  };
+  std::apply([&](const auto&... field) { (put_field(field), ...); }, m.fields());
 }
 
 // Everything make_plan reads: the problem (topology labels aside) and the request.

@@ -2,7 +2,10 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "planner/topology_json.h"
 #include "shim/process_memo.h"
@@ -56,17 +59,23 @@ class Reader {
 };
 
 // Every input of a price: each field of the problem (a field added to planner::Problem
-// or planner::CostModel belongs here too, or ranks of one process would share a price
-// made for another problem), the topology as its JSON text.
+// belongs here too, or ranks of one process would share a price made for another
+// problem; the model's come from CostModel::fields), the topology as its JSON text.
 void put_problem(Bytes& b, const planner::Problem& p) {
   b.put(p.collective).put(p.nranks).put(p.root).put(p.count).put(p.element_bytes).put(p.commutative);
   b.put(p.segment_bytes).put(p.segment_counts.size());
   for (std::int64_t c : p.segment_counts) b.put(c);
   b.put(p.limit);
-  const planner::CostModel& m = p.model;
-  b.put(m.kind).put(m.alpha).put(m.beta).put(m.gamma).put(m.reduce_fixed).put(m.copy_per_byte);
-  b.put(m.direct_per_byte).put(m.direct_fixed).put(m.duplex).put(m.overlap).put(m.port_per_byte).put(m.port_fixed).put(m.gap.size());
-  for (const auto& [bytes, seconds] : m.gap) b.put(bytes).put(seconds);
+  // The model's fields (planner::CostModel::fields), the pLogP gaps counted.
+  auto put_field = [&b](const auto& field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::vector<std::pair<std::int64_t, double>>>) {
+      b.put(field.size());
+      for (const auto& [bytes, seconds] : field) b.put(bytes).put(seconds);
+    } else {
+      b.put(field);
+    }
+  };
+  std::apply([&](const auto&... field) { (put_field(field), ...); }, p.model.fields());
   b.put(p.topology ? planner::topology_to_json(*p.topology).dump() : std::string());
   b.put(p.staging_entries).put(p.staging_entry_bytes).put(p.direct_access);
 }

@@ -4,6 +4,10 @@
 
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "planner/cost_model.h"
 #include "planner/tree_price.h"
@@ -96,6 +100,39 @@ TEST_CASE("Cost model: parse_model(spec()) gives the model back", "[cost_model]"
     const CostModel back = parse_model(m.spec());
     check_same(back, m);
     CHECK(back.spec() == m.spec());
+  }
+}
+
+TEST_CASE("Cost model: every field, changed alone, makes another model (CostModel::fields)", "[cost_model]") {
+  // fields() is what equality, the level plans' keys (hierarchy.cpp) and the price memo's
+  // keys (shim/prices.cpp) are made of: a field it leaves out would let plans and prices
+  // made for one model stand for another. A new field: a line below, and the count.
+  static_assert(std::tuple_size_v<decltype(CostModel{}.fields())> == 13);
+  const CostModel base = plogp_model(1e-6, {{1, 1e-7}, {65536, 5e-6}});
+  std::vector<std::pair<std::string, CostModel>> changed;
+  auto with = [&](const std::string& field, auto change) {
+    CostModel m = base;
+    change(m);
+    changed.emplace_back(field, m);
+  };
+  with("kind", [](CostModel& m) { m.kind = "hockney"; });
+  with("alpha", [](CostModel& m) { m.alpha = 2e-6; });
+  with("beta", [](CostModel& m) { m.beta = 1e-10; });
+  with("gamma", [](CostModel& m) { m.gamma = 1e-10; });
+  with("reduce_fixed", [](CostModel& m) { m.reduce_fixed = 1e-7; });
+  with("copy_per_byte", [](CostModel& m) { m.copy_per_byte = 2e-11; });
+  with("direct_per_byte", [](CostModel& m) { m.direct_per_byte = 4e-11; });
+  with("direct_fixed", [](CostModel& m) { m.direct_fixed = 3e-6; });
+  with("duplex", [](CostModel& m) { m.duplex = m.duplex == Duplex::Full ? Duplex::Half : Duplex::Full; });
+  with("overlap", [](CostModel& m) { m.overlap = !m.overlap; });
+  with("gap", [](CostModel& m) { m.gap.back().second = 6e-6; });
+  with("port_per_byte", [](CostModel& m) { m.port_per_byte = 8e-11; });
+  with("port_fixed", [](CostModel& m) { m.port_fixed = 2e-7; });
+  REQUIRE(changed.size() == std::tuple_size_v<decltype(CostModel{}.fields())>);
+  for (const auto& [field, m] : changed) {
+    CAPTURE(field);
+    CHECK_FALSE(m == base);
+    CHECK(m == m);
   }
 }
 
