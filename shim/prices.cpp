@@ -4,8 +4,6 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
-#include <utility>
-#include <vector>
 
 #include "planner/topology_json.h"
 #include "shim/process_memo.h"
@@ -68,7 +66,7 @@ void put_problem(Bytes& b, const planner::Problem& p) {
   b.put(p.limit);
   // The model's fields (planner::CostModel::fields), the pLogP gaps counted.
   auto put_field = [&b](const auto& field) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::vector<std::pair<std::int64_t, double>>>) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, decltype(planner::CostModel::gap)>) {
       b.put(field.size());
       for (const auto& [bytes, seconds] : field) b.put(bytes).put(seconds);
     } else {
