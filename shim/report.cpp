@@ -203,7 +203,8 @@ json build_report(const JobFacts& job, const std::vector<json>& per_rank, const 
             {"network_discovery", job.topology_source == "measured"},
             {"description", job.topology}}},
           {"startup_s",
-           {{"canopy_in_mpi_init", job.startup_seconds}, {"probing", job.probe_seconds}, {"staging_ring", job.ring_seconds}}},
+           {{"canopy_in_mpi_init", job.startup_seconds}, {"probing", job.probe_seconds}, {"staging_ring", job.ring_seconds},
+            {"code_reading", job.code_seconds}}},
           {"model", job.model},
           {"model_source", job.model_source},
           {"learned_model", job.learned_model},
@@ -242,7 +243,8 @@ std::string report_text(const json& report) {
   if (report.contains("startup_s"))
     out << "Canopy's part of MPI_Init (rank 0): " << seconds(report["startup_s"].value("canopy_in_mpi_init", 0.0))
         << ", of which probing the network and the model " << seconds(report["startup_s"].value("probing", 0.0))
-        << " and MPI_COMM_WORLD's staging ring " << seconds(report["startup_s"].value("staging_ring", 0.0)) << "\n";
+        << ", MPI_COMM_WORLD's staging ring " << seconds(report["startup_s"].value("staging_ring", 0.0))
+        << " and reading Canopy's code once " << seconds(report["startup_s"].value("code_reading", 0.0)) << "\n";
   out << "model (" << report.value("model_source", "built-in") << "): " << report.at("model").get<std::string>()
       << "\n";
   if (!report.value("learned_model", "").empty())

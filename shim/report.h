@@ -27,6 +27,7 @@ struct JobFacts {
   double startup_seconds = 0;  // rank 0's part of MPI_Init that was Canopy's (Runtime::startup_seconds)
   double probe_seconds = 0;    // of which probing the network and fitting the model
   double ring_seconds = 0;     // of which MPI_COMM_WORLD's private duplicate and staging ring
+  double code_seconds = 0;     // of which reading Canopy's code once (shim/warm_code.h)
   std::string config_file;
   int rules = 0;
   std::vector<std::pair<std::string, std::string>> settings;  // the CANOPY_* in force

@@ -56,6 +56,9 @@ struct Runtime {
   // ... and in making MPI_COMM_WORLD's private duplicate and its node's staging ring
   // (0 where none was made: make_world_ring in runtime.cpp).
   double ring_seconds = 0;
+  // ... and in reading Canopy's code once (shim/warm_code.h; 0 bytes where it was not).
+  double code_seconds = 0;
+  std::size_t code_bytes = 0;
   config::Environment effective_settings;  // the CANOPY_* in force, for the report
   std::shared_ptr<spdlog::logger> log;
   ScheduleLog schedule_log;

@@ -56,6 +56,15 @@ void check_json(int n, const std::string& report_path, char** logs, int nlogs) {
   expect(t["native_calls"] == want.native, "totals.native_calls is " + t["native_calls"].dump());
   expect(t["canopy_calls"] == want.calls - want.native, "totals.canopy_calls is " + t["canopy_calls"].dump());
   expect(t["time_in_collectives_s"]["max"].get<double>() > 0, "no time in collectives");
+  // Canopy's part of MPI_Init holds its parts (each measured inside it, one after another).
+  const json& startup = r["startup_s"];
+  double parts = 0;
+  for (const char* part : {"probing", "staging_ring", "code_reading"}) {
+    expect(startup.contains(part) && startup[part].get<double>() >= 0, std::string("startup_s lacks ") + part);
+    parts += startup.value(part, 0.0);
+  }
+  expect(parts <= startup["canopy_in_mpi_init"].get<double>(),
+         "startup_s's parts add up to more than canopy_in_mpi_init: " + startup.dump());
 
   long kind_calls = 0;
   bool saw_chain = false, saw_native_bcast = false;
