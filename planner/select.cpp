@@ -372,6 +372,19 @@ std::size_t bring_staged_forward(std::vector<Choice>& ranked, std::size_t first,
   return (moved ? 1 : 0) + (place(next, !best_direct, false).first ? 1 : 0);
 }
 
+std::size_t drop_point_to_point_behind_ring(std::vector<Choice>& ranked, Collective collective) {
+  const auto staged = [&](const Choice& c) {
+    const Algorithm* a = find_algorithm(collective, c.algorithm);
+    return a && a->staged;
+  };
+  const auto first_staged = std::find_if(ranked.begin(), ranked.end(), staged);
+  if (first_staged == ranked.end()) return 0;
+  const auto kept = std::stable_partition(first_staged, ranked.end(), staged);
+  const auto dropped = static_cast<std::size_t>(ranked.end() - kept);
+  ranked.erase(kept, ranked.end());
+  return dropped;
+}
+
 std::size_t bring_estimate_forward(std::vector<Choice>& ranked, std::size_t first) {
   if (ranked.empty() || !ranked.front().exact) return 0;  // no exact price to be under
   // (Estimates come after the exact prices, cheapest first: the first is the best.)

@@ -125,6 +125,24 @@ std::vector<Choice> rank_choices(const Problem& problem, const Request& request)
 // cma-2026-11-28.txt, lines B).
 std::size_t bring_staged_forward(std::vector<Choice>& ranked, std::size_t first, Collective collective);
 
+// Removes from `ranked` (a rank_choices list) every choice of a point-to-point algorithm
+// (one that is not Algorithm::staged) ranked after the first staged one, the rest in
+// order; returns how many it removed. For auto on a communicator that one node holds
+// whole, with its staging ring offered: there a point-to-point schedule is trialled only
+// where the model ranks it above every schedule of the node's own mechanisms.
+// Decision: the model ranked them second within twice the best, and their trials cost
+// more than their price. On the AMD EPYC VM, 2 and 4 ranks, MPICH and Open MPI, every
+// trial since the ring's schedules were tuned measured them 2-4x the ring's best
+// (tools/demo.sh on 4 ranks, 1 MiB: `rabenseifner` 1.75 ms and `ring` 0.90 a call
+// against `shm-reduce-scatter-allgather`'s 0.40; `reduce-scatter-gather` 3.37 against
+// `shm-reduce-scatter-gather`'s 0.90; 2 ranks, 64 KiB, Open MPI: 21.2 us against 6.2),
+// and a point-to-point candidate's first call is the process's first large exchange,
+// which MPI pays for once (Open MPI, 2 ranks, 256 KiB reduce: `reduce-scatter-gather`'s
+// first call 849 us, then 85 and 45): inside a row of 100 OSU calls, 0.76x native
+// (docs/performance-history.md, sections 32 and 34). Where the model ranks one first
+// it is still trialled against the ring's best (bring_staged_forward brings that in).
+std::size_t drop_point_to_point_behind_ring(std::vector<Choice>& ranked, Collective collective);
+
 // Moves the best choice priced by an estimate (Choice::exact false: rank_choices ranks
 // every exact price before it) to position `first` of `ranked` where it is there or
 // further down and its estimate is under the best exact price; returns 1 where it

@@ -390,6 +390,11 @@ std::unique_ptr<CachedPlan> make_cached_plan(const PlanRecipe& recipe,
         break;
       }
     }
+    // On one node with its ring, point-to-point schedules the model ranks below the
+    // ring's are not trialled (planner::drop_point_to_point_behind_ring says why; native
+    // MPI's batches are still sized by the best of them, above).
+    if (tune && staging && request.algorithm == "auto" && recipe.ranks_per_node >= size)
+      planner::drop_point_to_point_behind_ring(ranked, problem.collective);
     // CANOPY_AUTO_NATIVE_BELOW (5 us by default): where native MPI may compete and the
     // model prices the best schedule under it, native runs and nothing is built or
     // trialled. Such calls are latency, where MPI's own short path is as good as a

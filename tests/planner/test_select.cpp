@@ -342,6 +342,29 @@ TEST_CASE("Select: bring_staged_forward moves the ring's best choice to the tria
         std::vector<std::string>{"binomial", "shm-flat", "chain", "reduce-scatter-gather", "shm-reduce-scatter-gather"});
 }
 
+TEST_CASE("Select: drop_point_to_point_behind_ring keeps point-to-point choices only above the ring's first",
+          "[select]") {
+  // Ranked after the ring's first schedule: dropped, the staged ones keeping their order.
+  std::vector<Choice> staged_first{{"shm-reduce-scatter-gather"}, {"reduce-scatter-gather"}, {"shm-flat"},
+                                   {"binomial"}};
+  CHECK(drop_point_to_point_behind_ring(staged_first, Collective::Reduce) == 2);
+  CHECK(names(staged_first) == std::vector<std::string>{"shm-reduce-scatter-gather", "shm-flat"});
+  // Ranked above it: kept (the model's best is trialled), those after it dropped.
+  std::vector<Choice> p2p_first{{"binomial"}, {"chain"}, {"shm-bcast"}, {"flat"}, {"cma-bcast"}};
+  CHECK(drop_point_to_point_behind_ring(p2p_first, Collective::Bcast) == 1);
+  CHECK(names(p2p_first) == std::vector<std::string>{"binomial", "chain", "shm-bcast", "cma-bcast"});
+  // Cross-memory attach is the node's too (staged and direct).
+  std::vector<Choice> direct_first{{"cma-bcast"}, {"binomial"}, {"shm-bcast"}};
+  CHECK(drop_point_to_point_behind_ring(direct_first, Collective::Bcast) == 1);
+  CHECK(names(direct_first) == std::vector<std::string>{"cma-bcast", "shm-bcast"});
+  // No staged choice (no ring): nothing dropped.
+  std::vector<Choice> none{{"rabenseifner"}, {"ring"}, {"recursive-doubling"}};
+  CHECK(drop_point_to_point_behind_ring(none, Collective::Allreduce) == 0);
+  CHECK(names(none) == std::vector<std::string>{"rabenseifner", "ring", "recursive-doubling"});
+  std::vector<Choice> empty;
+  CHECK(drop_point_to_point_behind_ring(empty, Collective::Allreduce) == 0);
+}
+
 TEST_CASE("Select: bring_estimate_forward trials the best estimated choice where it is under every exact price",
           "[select]") {
   // As rank_choices ranks them: exact prices first, then estimates, each cheapest first.
