@@ -41,7 +41,9 @@ int read_if_holder(dl_phdr_info* object, std::size_t, void* data) {
   char sum = 0;
   for (int i = 0; i < object->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = object->dlpi_phdr[i];
-    if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X) || segment.p_memsz == 0) continue;
+    // (Code the loader maps execute-only, where a platform allows it, is not read.)
+    if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X) || !(segment.p_flags & PF_R) || segment.p_memsz == 0)
+      continue;
     const Span span = span_of(*object, segment);
     // A segment is mapped in whole pages from the page that holds its first byte.
     const std::uintptr_t first = span.begin / page * page;
