@@ -136,9 +136,9 @@ std::size_t bring_staged_forward(std::vector<Choice>& ranked, std::size_t first,
 // (tools/demo.sh on 4 ranks, 1 MiB: `rabenseifner` 1.75 ms and `ring` 0.90 a call
 // against `shm-reduce-scatter-allgather`'s 0.40; `reduce-scatter-gather` 3.37 against
 // `shm-reduce-scatter-gather`'s 0.90; 2 ranks, 64 KiB, Open MPI: 21.2 us against 6.2),
-// and so did every one logged on the lent 16-core machine, 16 ranks (reduces of 256 KiB
-// to 16 MiB: `chain` 0.76-6.09 ms a call against `shm-reduce-scatter-gather`'s 0.39-1.91,
-// `greedy-bidirectional` 89-230 us against 33-104; docs/performance/sixteen/),
+// and so did every one logged on the lent 16-core machine, 16 ranks (reduces of 64 KiB
+// to 4 MiB: `greedy-bidirectional` 89-230 us a call against `shm-reduce-scatter-gather`'s
+// 33-104, `chain` 0.76-6.09 ms against 0.39-1.77; docs/performance/sixteen/),
 // and a point-to-point candidate's first call is the process's first large exchange,
 // which MPI pays for once (Open MPI, 2 ranks, 256 KiB reduce: `reduce-scatter-gather`'s
 // first call 849 us, then 85 and 45): inside a row of 100 OSU calls, 0.76x native
