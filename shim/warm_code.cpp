@@ -46,12 +46,11 @@ int read_if_holder(dl_phdr_info* object, std::size_t, void* data) {
       continue;
     const Span span = span_of(*object, segment);
     // A segment is mapped in whole pages from the page that holds its first byte.
-    const std::uintptr_t first = span.begin / page * page;
-    for (std::uintptr_t at = first; at < span.end; at += page) {
+    std::size_t pages = 0;
+    for (std::uintptr_t at = span.begin / page * page; at < span.end; at += page, ++pages)
       sum = static_cast<char>(sum + *reinterpret_cast<const volatile char*>(at));
-      ++search.warmed.pages;
-    }
-    search.warmed.bytes += (span.end - first + page - 1) / page * page;
+    search.warmed.pages += pages;
+    search.warmed.bytes += pages * page;
   }
   [[maybe_unused]] volatile char sink = sum;
   return 1;  // found: stop
