@@ -74,6 +74,15 @@ static void usage(FILE* out) {
           "                   size's calls (untimed ones first; the ranks' average), and a SLOW\n"
           "                   line for each call over 10 times the median run's mean: where a\n"
           "                   row's time goes, call by call\n"
+          "  --paired N       with --osu: after each size's row, N more untimed calls, then 21\n"
+          "                   pairs of blocks of OSU's calls (200 calls, or about 2 ms), one\n"
+          "                   block through MPI_ (what a preloaded library intercepts) and one\n"
+          "                   through PMPI_ (the MPI's own), in this process, alternating which\n"
+          "                   goes first; prints PAIRED <collective> <bytes> <MPI_ ns> <PMPI_ ns>\n"
+          "                   <ratio>: the medians of the blocks' means per call and of each\n"
+          "                   pair's PMPI_/MPI_ ratio (below 1: what interception costs; about\n"
+          "                   1 with nothing preloaded). A pair shares the machine's slow and\n"
+          "                   quick periods, which separate processes do not\n"
           "  --fresh-comm     every call on a communicator of its own: split from\n"
           "                   MPI_COMM_WORLD (same ranks, same order) right before the call\n"
           "                   and freed right after, both timed with it (a program that makes\n"
@@ -100,6 +109,8 @@ typedef struct {
   int fresh_comm;  /* every call on a new communicator (--fresh-comm) */
   int osu;         /* OSU's calls and timing per size (--osu) */
   long osu_calls;  /* with --osu: also print the mean of each run of this many calls (--osu-calls) */
+  long paired;     /* with --osu: this many untimed calls, then blocks through MPI_ and PMPI_ (--paired) */
+  int paired_given;
 } Options;
 
 typedef struct {
@@ -124,6 +135,16 @@ static void call(const Options* o, Bench* b, int kind, int count) {
   else if (kind == K_ALLREDUCE) MPI_Allreduce(b->send, b->recv, count, MPI_DOUBLE, MPI_SUM, comm);
   else MPI_Bcast(b->send, count, MPI_DOUBLE, root, comm);
   if (o->fresh_comm) MPI_Comm_free(&comm);
+  ++b->calls;
+}
+
+/* One call of MPI's own collective (PMPI_), past any library preloaded to intercept MPI_:
+ * --paired's yardstick in the same process. */
+static void native_call(const Options* o, Bench* b, int kind, int count) {
+  const int root = root_of(o, b);
+  if (kind == K_REDUCE) PMPI_Reduce(b->send, b->recv, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+  else if (kind == K_ALLREDUCE) PMPI_Allreduce(b->send, b->recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  else PMPI_Bcast(b->send, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
   ++b->calls;
 }
 
@@ -318,6 +339,58 @@ static double measure_osu(const Options* o, Bench* b, int kind, int count, long*
   return polite_allreduce(mine, MPI_SUM) / b->size * 1e6;
 }
 
+/* --paired N: after a size's OSU row, N more untimed calls through MPI_ (so that a
+ * preloaded library has decided how to run them), then kPairs pairs of blocks of OSU's
+ * calls (each timed alone, an MPI_Barrier after it), one block through MPI_ and one
+ * through PMPI_, which comes first alternating. Both run in this process, in the same
+ * minute, on the same buffers: a machine that slows down for a while slows both blocks of
+ * a pair, which separate runs of native and preloaded processes cannot ensure (on the
+ * 2-core VM native MPI's own 8 B rows moved 30-60% from one process to the next). Rank 0
+ * prints
+ *   PAIRED <collective> <bytes> <MPI_ ns> <PMPI_ ns> <ratio>
+ * the medians over the pairs of each block's mean per call (averaged over the ranks, as
+ * OSU's Avg Latency), and the median of each pair's PMPI_/MPI_ ratio: above 1 the
+ * intercepted call is the faster, below 1 the interception costs that share of MPI's own
+ * call. Without a library preloaded the ratio measures the method: about 1. */
+enum { kPairs = 21, kPairedBlockSmall = 200 };
+static double paired_block(const Options* o, Bench* b, int kind, int count, int native, long calls) {
+  double sum = 0;
+  for (long i = 0; i < calls; ++i) {
+    const double t0 = MPI_Wtime();
+    if (native) native_call(o, b, kind, count);
+    else call(o, b, kind, count);
+    sum += MPI_Wtime() - t0;
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  return polite_allreduce(sum, MPI_SUM) / b->size / (double)calls;
+}
+
+static void measure_paired(const Options* o, Bench* b, int kind, int count) {
+  double t0 = MPI_Wtime();
+  for (long i = 0; i < o->paired; ++i) {
+    call(o, b, kind, count);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  /* Blocks of 200 calls, or of about 2 ms where calls are long (at least 5 calls). */
+  const double each = o->paired > 0 ? polite_allreduce(MPI_Wtime() - t0, MPI_MAX) / (double)o->paired : 0;
+  long block = kPairedBlockSmall;
+  if (each > 0 && each * block > 2e-3) block = lround(2e-3 / each);
+  if (block < 5) block = 5;
+  double mine[kPairs], theirs[kPairs], ratio[kPairs];
+  for (int p = 0; p < kPairs; ++p) {
+    const int native_first = p % 2;
+    const double first = paired_block(o, b, kind, count, native_first, block);
+    const double second = paired_block(o, b, kind, count, !native_first, block);
+    mine[p] = native_first ? second : first;
+    theirs[p] = native_first ? first : second;
+    ratio[p] = theirs[p] / mine[p];
+  }
+  if (b->rank != 0) return;
+  printf("PAIRED %s %ld %.1f %.1f %.4f\n", kind_names[kind], (long)count * 8, median(mine, kPairs) * 1e9,
+         median(theirs, kPairs) * 1e9, median(ratio, kPairs));
+  fflush(stdout);
+}
+
 /* Rank 0 alone: the median of `reps` times of one memcpy plus one MPI_Reduce_local. */
 static double reference_us(int count) {
   enum { kReps = 21 };
@@ -371,6 +444,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
                                     {"fresh-comm", no_argument, 0, 'C'},
                                     {"osu", no_argument, 0, 'O'},
                                     {"osu-calls", required_argument, 0, 'B'},
+                                    {"paired", required_argument, 0, 'P'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
   *o = (Options){.reduce = 1, .bcast = 1, .allreduce = 0, .warmup = 20, .min_calls = 300, .seconds = 1, .batch_ms = 5};
@@ -406,7 +480,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
           return 2;
         }
         break;
-      case 'w': case 'n': case 'r': case 'v': case 'F': case 'B': {
+      case 'w': case 'n': case 'r': case 'v': case 'F': case 'B': case 'P': {
         long v = 0;
         const int integer = parse_integer(optarg, &v);
         const char* name = c == 'w'   ? "--warmup"
@@ -414,6 +488,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
                            : c == 'r' ? "--root"
                            : c == 'v' ? "--varying"
                            : c == 'B' ? "--osu-calls"
+                           : c == 'P' ? "--paired"
                                       : "--from-first";
         if (!integer || v < 0 || v > 1000000) {
           if (rank == 0) fprintf(stderr, "canopy-bench: %s '%s': allowed: an integer in [0, 1000000]\n", name, optarg);
@@ -424,6 +499,7 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
         else if (c == 'v') o->varying = v;
         else if (c == 'F') o->from_first = v;
         else if (c == 'B') o->osu_calls = v;
+        else if (c == 'P') o->paired = v, o->paired_given = 1;
         else o->root = (int)v;
         break;
       }
@@ -451,6 +527,10 @@ static int parse_options(int argc, char** argv, Options* o, int rank) {
   }
   if (o->osu_calls > 0 && !o->osu) {
     if (rank == 0) fprintf(stderr, "canopy-bench: --osu-calls: allowed with --osu only\n");
+    return 2;
+  }
+  if (o->paired_given && (!o->osu || o->fresh_comm)) {
+    if (rank == 0) fprintf(stderr, "canopy-bench: --paired: allowed with --osu and without --fresh-comm only\n");
     return 2;
   }
   if (o->osu && (o->from_first > 0 || o->varying > 0)) {
@@ -520,6 +600,7 @@ int main(int argc, char** argv) {
       long calls = 0;
       if (o.osu) {
         median_us = measure_osu(&o, &b, kind, count, &calls, &fastest_us);
+        if (o.paired_given) measure_paired(&o, &b, kind, count);
       } else if (o.from_first > 0) {
         median_us = fastest_us = measure_from_first(&o, &b, kind, count, o.from_first);
         calls = o.from_first;
