@@ -487,6 +487,11 @@ class Trials {
   // True where it makes a recheck due (trials.h): the choice and its rivals then run
   // rounds again, as current() and record() say, until a new decision.
   bool count_decided_call();
+  // `calls` calls of the decided choice, fewer than calls_until_recheck() (so none
+  // begins it): counted as that many count_decided_call() would.
+  void count_decided_calls(long calls) {
+    if (decided_ && !rivals_.empty()) since_decision_ += calls;
+  }
   // Rechecks begun so far; the candidates the next one measures the choice against
   // (none: no recheck comes); the calls of the choice until it begins (-1: none).
   int rechecks() const { return rechecks_; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <new>
 
 #include <spdlog/fmt/fmt.h>
@@ -188,17 +189,24 @@ std::atomic<bool> timing_lookups[planner::kCollectives];
 // predefined datatypes and operations (a user's handle could be freed and reused for
 // another type), without CANOPY_VERIFY (its agreement runs every call), and below
 // MPI_THREAD_MULTIPLE (the shortcuts are the process's, not a thread's).
-struct NativeShortcut {
+struct alignas(64) NativeShortcut {
+  // What a call is matched on and what a quiet call reads and writes first, in one cache
+  // line (quiet calls below).
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
   int count = -1;
   int root = -1;
   std::uint64_t generation = 0;
+  FallbackReason why = FallbackReason::AutoChoseNative;
+  // Quiet calls: those this shortcut may still run with nothing but native MPI's call and
+  // a count here (0: every call does the bookkeeping), and those it ran since its counts
+  // were last handed on (flush_quiet_calls).
+  long quiet_left = 0;
+  long quiet_calls = 0;
   CommState* state = nullptr;
   CommState::PlanHandle where;
   std::int64_t bytes = 0;
-  FallbackReason why = FallbackReason::AutoChoseNative;
   double cheap_price = 0;  // CachedPlan::cheap_price, where why is AutoBelowThreshold
   RecordCache* stats = nullptr;
 
@@ -213,9 +221,10 @@ struct NativeShortcut {
 // arguments repeat, as with one entry); a miss scans the rest.
 struct NativeShortcuts {
   static constexpr int kEntries = 16;
+  int last = 0;        // the entry that matched or was written last
+  int next = 0;        // the entry a new communicator and root overwrite
+  bool quiet = false;  // an entry may hold quiet calls not yet handed on
   NativeShortcut entries[kEntries];
-  int last = 0;  // the entry that matched or was written last
-  int next = 0;  // the entry a new communicator and root overwrite
 
   NativeShortcut* find(MPI_Comm c, MPI_Datatype t, MPI_Op o, int n, int r) {
     if (entries[last].matches(c, t, o, n, r)) return &entries[last];
@@ -224,18 +233,29 @@ struct NativeShortcuts {
     return nullptr;
   }
   // The entry for `c` at root `r`: the one it has (whatever its other arguments), else
-  // the oldest written.
-  NativeShortcut& slot(MPI_Comm c, int r) {
-    for (int i = 0; i < kEntries; ++i)
-      if (entries[i].comm == c && entries[i].root == r) return entries[last = i];
-    last = next;
-    next = (next + 1) % kEntries;
+  // the oldest written. Its quiet calls are handed on first (`flush` is flush_quiet_calls).
+  template <typename Flush>
+  NativeShortcut& slot(MPI_Comm c, int r, Flush flush) {
+    int i = 0;
+    while (i < kEntries && !(entries[i].comm == c && entries[i].root == r)) ++i;
+    if (i < kEntries) {
+      last = i;
+    } else {
+      last = next;
+      next = (next + 1) % kEntries;
+    }
+    flush(entries[last]);
     return entries[last];
   }
   // No entry for `c` at root `r`.
-  void forget(MPI_Comm c, int r) {
+  template <typename Flush>
+  void forget(MPI_Comm c, int r, Flush flush) {
     for (NativeShortcut& e : entries)
-      if (e.comm == c && e.root == r) e.comm = MPI_COMM_NULL;
+      if (e.comm == c && e.root == r) {
+        flush(e);
+        e.comm = MPI_COMM_NULL;
+        e.quiet_left = 0;
+      }
   }
 };
 NativeShortcuts shortcuts[planner::kCollectives];  // by planner::Collective
@@ -276,19 +296,82 @@ bool after_cheap_native(CommState& state, CommState::PlanHandle where, double pr
   return warmed || ring;
 }
 
+// Quiet calls. A shortcut whose plan has decided on native MPI for good (kept native for
+// being cheap, where such calls are not trialled through the ring; or native chosen by
+// the trials, until its recheck is due) does nothing on most calls but count them: the
+// plan's calls, the cache hit, the fallback reason, a decided call towards the recheck.
+// Those counts now wait in the entry (quiet_calls) and are handed on together
+// (flush_quiet_calls) before anything reads them: before any other path through the
+// shim (run_call), before the entry is reused or forgotten, before a plan leaves a cache,
+// a state is freed or the generation changes for another reason (each of those places
+// calls flush_native_shortcuts first, so an entry with quiet calls always points at a
+// live state and plan), and before the report, the schedule log and the counters the
+// API exports are read (MPI_Finalize, shim/wrappers.cpp).
+// Decision: the bookkeeping of a native call through the shortcut read and wrote five
+// or six cache lines besides the entry's (the plan, the state's cache list and hit
+// counter, the runtime's fallback counter and switches), and in OSU's loop, whose MPI
+// calls and barrier evict them between calls, the misses cost more than the work: a
+// throwaway build that skipped the bookkeeping cost 4-9 ns a call over MPI's own where
+// the whole path cost 11-24. Measured in one process (canopy-bench --osu --paired), 2
+// ranks, medians of 4 runs, ns a call more than MPI's own, before / after (with the
+// runtime's switches moved into one line, shim/runtime.h): MPICH 4.0.2 reduce 8 B 39 / 7
+// (0.92x / 0.98x), 1 KiB 45 / 10; Open MPI 4.1.4 reduce 8 B 29 / 15 (0.88x / 0.93x),
+// bcast 8 B 17 / 9 (0.91x / 0.95x). (Not with the report's records on: those count and
+// time calls of their own, CANOPY_REPORT/_TIMING.)
+
+// Hands on `s`'s quiet calls: to the fallback counter, the plan cache's hits and the
+// plan (its calls, and a decided choice's calls towards its recheck). The entry's plan
+// is the current generation's: every change of generation flushes first.
+void flush_quiet_calls(planner::Collective collective, NativeShortcut& s) {
+  if (s.quiet_calls == 0) return;
+  const long n = s.quiet_calls;
+  s.quiet_calls = 0;
+  runtime().fallback_reasons.add(collective, s.why, n);
+  s.state->touch(s.where, n);
+  CachedPlan& plan = *s.where->second;
+  plan.calls += n;
+  if (s.why == FallbackReason::AutoChoseNative) plan.trials.count_decided_calls(n);
+}
+
+// Makes `s` quiet where its plan allows (see above): how many calls may run quietly.
+void arm_quiet(planner::Collective collective, NativeShortcut& s) {
+  const Runtime& rt = runtime();
+  s.quiet_left = 0;
+  if (rt.stats.enabled() || trace::on() || !rt.fallback_reasons.said(collective, s.why)) return;
+  const CachedPlan& plan = *s.where->second;
+  if (s.why == FallbackReason::AutoBelowThreshold && !s.state->ring_trials_cheap(collective, s.cheap_price)) {
+    s.quiet_left = std::numeric_limits<long>::max();
+  } else if (s.why == FallbackReason::AutoChoseNative) {
+    // Up to the call before the recheck, which takes the whole path (count_decided_call).
+    const long until = plan.trials.calls_until_recheck();
+    s.quiet_left = until < 0 ? std::numeric_limits<long>::max() : std::max(0L, until - 1);
+  }
+}
+
+// Every shortcut's quiet calls handed on (see above).
+void flush_all_quiet_calls() {
+  for (int c = 0; c < planner::kCollectives; ++c) {
+    NativeShortcuts& all = shortcuts[c];
+    if (!all.quiet) continue;
+    all.quiet = false;
+    for (NativeShortcut& e : all.entries) flush_quiet_calls(static_cast<planner::Collective>(c), e);
+  }
+}
+
 // After a call: where its plan has decided on native, the shortcut for its arguments
 // (none where the plan, kept native for being cheap, is to be made again).
 void remember_native(planner::Collective collective, CommState& state, CachedPlan& plan, CommState::PlanHandle where,
                      MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count, int root, std::int64_t bytes) {
   const Runtime& rt = runtime();
+  auto flush = [collective](NativeShortcut& e) { flush_quiet_calls(collective, e); };
   if (plan.native_why == FallbackReason::AutoBelowThreshold && after_cheap_native(state, where, plan.cheap_price))
     return;
   if (!plan.candidates[plan.current()].native || rt.concurrent_calls() || rt.settings.verify ||
       !predefined_type(type) || !predefined_op(op) || (plan.trialling() && trace::on())) {
-    shortcuts_of(collective).forget(comm, root);  // not for this communicator's next call at this root
+    shortcuts_of(collective).forget(comm, root, flush);  // not for this communicator's next call at this root
     return;
   }
-  NativeShortcut& s = shortcuts_of(collective).slot(comm, root);
+  NativeShortcut& s = shortcuts_of(collective).slot(comm, root, flush);
   Candidate& c = plan.candidates[plan.current()];
   s.why = plan.trialling() && plan.trials.native_first() ? FallbackReason::AutoNativeFirst
           : plan.trialling()                               ? FallbackReason::AutoTrialNative
@@ -305,13 +388,22 @@ void remember_native(planner::Collective collective, CommState& state, CachedPla
   s.bytes = bytes;
   s.cheap_price = plan.cheap_price;
   s.stats = &c.native_stats[static_cast<int>(s.why)];
+  arm_quiet(collective, s);
 }
 
 // A call through shortcut `s` (its arguments matched): what the lookup it skips would
 // have done, a native call for the same plan and reason, counted as that plan's.
 template <typename RunNative>
-int run_shortcut(planner::Collective collective, const NativeShortcut& s, MPI_Comm comm, int root,
+int run_shortcut(planner::Collective collective, NativeShortcut& s, MPI_Comm comm, int root,
                  const RunNative& native) {
+  if (s.quiet_left > 0) {
+    --s.quiet_left;
+    ++s.quiet_calls;
+    shortcuts_of(collective).quiet = true;
+    return native();
+  }
+  auto flush = [collective](NativeShortcut& e) { flush_quiet_calls(collective, e); };
+  flush(s);
   s.state->touch(s.where);
   if (s.why == FallbackReason::AutoNativeFirst && s.where->second->trials.count_quiet_call()) {
     // One of native's first calls that is neither timed nor the end of a round: counted.
@@ -333,7 +425,7 @@ int run_shortcut(planner::Collective collective, const NativeShortcut& s, MPI_Co
     const bool still = plan.trialling() && plan.candidates[plan.current()].native &&
                        plan.trials.native_first() == (s.why == FallbackReason::AutoNativeFirst);
     timing_lookups[static_cast<int>(collective)].store(plan.trialling(), std::memory_order_relaxed);
-    if (!still) shortcuts_of(collective).forget(comm, root);
+    if (!still) shortcuts_of(collective).forget(comm, root, flush);
     return err;
   }
   const int err = run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
@@ -343,8 +435,11 @@ int run_shortcut(planner::Collective collective, const NativeShortcut& s, MPI_Co
     after_cheap_native(*s.state, s.where, s.cheap_price);
   } else if (s.why == FallbackReason::AutoChoseNative && s.state->count_decided_call(*s.where->second, s.where->first)) {
     // Native's choice is due a recheck (counted as run_plan counts it): the next call trials.
-    shortcuts_of(collective).forget(comm, root);
+    shortcuts_of(collective).forget(comm, root, flush);
+    return err;
   }
+  // Its first call through the shortcut said the reason (FallbackCounters): the next may be quiet.
+  if (s.generation == CommState::generation()) arm_quiet(collective, s);
   return err;
 }
 
@@ -521,6 +616,7 @@ inline bool ran_natively_at_once(planner::Collective collective, MPI_Comm comm, 
 // this function.
 template <typename Describe, typename RunSchedule, typename RunNative>
 int run_call(const CallArgs& call, Describe describe, RunSchedule schedule, const RunNative& native) {
+  flush_all_quiet_calls();  // what the lookups, trials and counts below read
   Runtime& rt = runtime();
   const planner::Collective collective = call.collective;
   auto fallback = [&](FallbackReason why) {
@@ -666,6 +762,8 @@ int native_reduction(planner::Collective collective, const void* sendbuf, void* 
 }
 
 }  // namespace
+
+void flush_native_shortcuts() { flush_all_quiet_calls(); }
 
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   constexpr planner::Collective kReduce = planner::Collective::Reduce;

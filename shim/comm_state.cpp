@@ -18,6 +18,7 @@
 #include "planner/fnv1a.h"
 #include "planner/learn.h"
 #include "planner/topology.h"
+#include "shim/collectives.h"
 #include "shim/polite.h"
 #include "shim/runtime.h"
 
@@ -105,6 +106,7 @@ bool duplicate(MPI_Comm comm, MPI_Comm& dup, bool polite) {
 }  // namespace
 
 CommState::~CommState() {
+  flush_native_shortcuts();  // before this state and its plans go
   generation_.fetch_add(1, std::memory_order_relaxed);
   stamp_learned_predictions();
   // Before the private communicator it was made on: kept for the next communicator over

@@ -154,6 +154,12 @@ class CommState {
     if (where != lru_.begin()) lru_.splice(lru_.begin(), lru_, where);
     add_one(cache_hits, concurrent_);
   }
+  // As `hits` touches (a native shortcut's quiet calls, handed on together; never
+  // concurrent: the shortcuts are only below MPI_THREAD_MULTIPLE).
+  void touch(PlanHandle where, long hits) {
+    if (where != lru_.begin()) lru_.splice(lru_.begin(), lru_, where);
+    cache_hits.store(cache_hits.load(std::memory_order_relaxed) + hits, std::memory_order_relaxed);
+  }
   // Changes whenever a state is freed or a plan leaves a cache: a pointer to either,
   // or a handle, taken before is then no longer to be used.
   static std::uint64_t generation() { return generation_.load(std::memory_order_relaxed); }

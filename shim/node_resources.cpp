@@ -15,6 +15,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "planner/staged.h"
+#include "shim/collectives.h"
 #include "shim/runtime.h"
 
 namespace canopy::shim {
@@ -50,6 +51,7 @@ bool CommState::native_warmed(PlanHandle where) {
   std::lock_guard<ThreadLock> lock(plans_lock_);
   warm_cheap_keys_.insert(where->first);
   drop_warm_plans_ = true;
+  flush_native_shortcuts();
   generation_.fetch_add(1, std::memory_order_relaxed);  // no shortcut to the plan from now on
   return true;
 }
@@ -123,6 +125,7 @@ StagingRing* CommState::staging_ring(int entries, std::int64_t entry_bytes) {
   // Either way plan() drops plans at its next lookup; a new generation sends every call
   // to that lookup, so no native shortcut (shim/collectives.cpp) stands for a plan about
   // to go, on any rank.
+  flush_native_shortcuts();
   generation_.fetch_add(1, std::memory_order_relaxed);
   if (!staging_) {
     staging_failed_ = true;

@@ -26,6 +26,7 @@
 #include "planner/segments.h"
 #include "planner/select.h"
 #include "planner/validate.h"
+#include "shim/collectives.h"
 #include "shim/comm_state.h"
 #include "shim/executor.h"
 #include "shim/platform.h"
@@ -729,6 +730,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
   lru_.emplace_front(key, std::move(made));
   plans_[key] = lru_.begin();
   long evicted = 0;
+  flush_native_shortcuts();  // before a plan they count calls of goes
   while (lru_.size() > kMaxPlans || (plans_bytes_ > kMaxPlanBytes && lru_.size() > 1)) {
     plans_bytes_ -= lru_.back().second->bytes_held();
     plans_.erase(lru_.back().first);
@@ -748,6 +750,7 @@ CachedPlan& CommState::plan(const PlanKey& key, std::int64_t count, PlanHandle* 
 }
 
 void CommState::drop_plans(const std::function<bool(const PlanKey&, const CachedPlan&)>& drop) {
+  flush_native_shortcuts();  // before a plan they count calls of goes
   for (auto p = lru_.begin(); p != lru_.end();) {
     if (!drop(p->first, *p->second)) {
       ++p;

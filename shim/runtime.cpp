@@ -15,6 +15,7 @@
 #include "planner/registry.h"
 #include "planner/staged.h"
 #include "planner/topology.h"
+#include "shim/collectives.h"
 #include "shim/comm_state.h"
 #include "shim/model_probe.h"
 #include "shim/native_reduce.h"
@@ -377,6 +378,7 @@ void initialize(int thread_level) {
 }
 
 void finalize() {
+  flush_native_shortcuts();  // the calls they counted, for the report and the log below
   Runtime& rt = runtime();
   if (rt.settings.timing)
     for (const CallRecord* r : rt.stats.records())

@@ -24,16 +24,22 @@
 namespace canopy::shim {
 
 struct Runtime {
+  // What every intercepted call reads first (shim/collectives.cpp, ran_natively_at_once),
+  // together at the top: one cache line for a call that goes straight to native MPI.
   bool active = false;  // false: every call goes to native MPI
+  // CANOPY_REDUCE_ALGO / CANOPY_BCAST_ALGO / CANOPY_ALLREDUCE_ALGO say native with no
+  // rule saying otherwise (Settings::always_native, decided once at MPI_Init: it
+  // compares strings).
+  std::array<bool, planner::kCollectives> native_only{};
+  // The MPI crashes on in-place reduces at a non-zero root, so Canopy's native calls
+  // pass the root a copy instead (shim/native_reduce.h). Read from the library at
+  // MPI_Init, whatever the settings: the same library on every rank.
+  bool copy_in_place_at_nonzero_root = false;
   config::Settings settings;
   planner::CostModel model;
   int world_rank = 0;
   int thread_level = MPI_THREAD_SINGLE;
   int keyval = MPI_KEYVAL_INVALID;  // attribute holding a communicator's CommState
-  // The MPI crashes on in-place reduces at a non-zero root, so Canopy's native calls
-  // pass the root a copy instead (shim/native_reduce.h). Read from the library at
-  // MPI_Init, whatever the settings: the same library on every rank.
-  bool copy_in_place_at_nonzero_root = false;
   // Some node runs more ranks than it has cores (agreed by all ranks at MPI_Init).
   bool oversubscribed = false;
   int nodes = 1;               // shared-memory nodes of MPI_COMM_WORLD
@@ -67,9 +73,6 @@ struct Runtime {
   MPI_Comm report_comm = MPI_COMM_NULL;  // private duplicate of MPI_COMM_WORLD for the report
   FallbackCounters fallback_reasons;  // the same calls by collective and reason
 
-  // CANOPY_REDUCE_ALGO / CANOPY_BCAST_ALGO say native with no rule saying otherwise
-  // (Settings::always_native, decided once at MPI_Init: it compares strings).
-  std::array<bool, planner::kCollectives> native_only{};
   // Plans are made per exact count, not per size class: CANOPY_SEGMENT_BYTES forces a
   // segment size and CANOPY_CONFIG rules have byte ranges, which apply exactly
   // (decided once at MPI_Init).

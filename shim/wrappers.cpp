@@ -78,11 +78,15 @@ CANOPY_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, M
 
 CANOPY_EXPORT long canopy_intercepted_calls(void) { return canopy::shim::runtime().intercepted.load(); }
 
-CANOPY_EXPORT long canopy_fallback_calls(void) { return canopy::shim::runtime().fallback_calls(); }
+CANOPY_EXPORT long canopy_fallback_calls(void) {
+  canopy::shim::flush_native_shortcuts();
+  return canopy::shim::runtime().fallback_calls();
+}
 
 CANOPY_EXPORT long canopy_fallback_count(const char* collective, const char* reason) {
   using canopy::planner::Collective;
   if (!collective || !reason) return -1;
+  canopy::shim::flush_native_shortcuts();
   Collective c = Collective::Reduce;
   if (!canopy::planner::parse_collective(collective, c)) return -1;
   for (int r = 0; r < canopy::shim::kFallbackReasons; ++r) {
@@ -97,6 +101,9 @@ CANOPY_EXPORT long canopy_live_comm_states(void) { return canopy::shim::CommStat
 
 CANOPY_EXPORT long canopy_plans_made(void) { return canopy::shim::CommState::cache_stats().plans; }
 
-CANOPY_EXPORT long canopy_plan_cache_hits(void) { return canopy::shim::CommState::cache_stats().hits; }
+CANOPY_EXPORT long canopy_plan_cache_hits(void) {
+  canopy::shim::flush_native_shortcuts();
+  return canopy::shim::CommState::cache_stats().hits;
+}
 
 CANOPY_EXPORT const char* canopy_version(void) { return CANOPY_VERSION_STRING; }
