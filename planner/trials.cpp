@@ -85,7 +85,11 @@ TrialPrice trial_price(const std::vector<TrialCandidate>& candidates, const std:
 }
 
 Trials::Trials(int candidates, int native, TrialSettings settings)
-    : settings_(settings), native_(native), best_(std::max(candidates, 0), kInfinity) {
+    : settings_(settings),
+      native_(native),
+      best_(std::max(candidates, 0), kInfinity),
+      rounds_with_native_(best_.size(), 0),
+      won_over_native_(best_.size(), 0) {
   settings_.batch = std::max(1, settings_.batch);
   settings_.rounds = std::max(0, settings_.rounds);
   const bool has_native = native >= 0 && native < candidates;
@@ -106,6 +110,10 @@ Trials::Trials(int candidates, int native, TrialSettings settings)
 }
 
 void Trials::start_rounds() {
+  // Native's rounds against each schedule are counted afresh with each series of rounds
+  // (as each candidate's best is, where it matters: start_native_trial, a recheck).
+  rounds_with_native_.assign(best_.size(), 0);
+  won_over_native_.assign(best_.size(), 0);
   position_ = 0;
   in_batch_ = 0;
   clear_round();
@@ -330,6 +338,7 @@ void Trials::end_round(const std::vector<double>& agreed) {
     best_[live_[i]] = std::min(best_[live_[i]], agreed[i]);
     fastest = std::min(fastest, agreed[i]);
   }
+  count_rounds_with_native(agreed);
   const bool first_look = round_ == 0;
   const double limit = (first_look ? settings_.first_look : settings_.drop) * fastest;
   ++round_;
@@ -349,6 +358,17 @@ void Trials::end_round(const std::vector<double>& agreed) {
   live_ = kept;
   clear_round();
   if (live_.size() <= 1 || round_ > settings_.rounds) decide();
+}
+
+void Trials::count_rounds_with_native(const std::vector<double>& agreed) {
+  const auto at = std::find(live_.begin(), live_.end(), native_);
+  if (at == live_.end()) return;
+  const double native_mean = agreed[static_cast<std::size_t>(at - live_.begin())];
+  for (std::size_t i = 0; i < live_.size(); ++i) {
+    if (live_[i] == native_) continue;
+    ++rounds_with_native_[static_cast<std::size_t>(live_[i])];
+    if (agreed[i] < native_mean) ++won_over_native_[static_cast<std::size_t>(live_[i])];
+  }
 }
 
 std::vector<int> Trials::after_first_look(const std::vector<double>& agreed, double limit) const {
@@ -388,6 +408,11 @@ void Trials::decide() {
   const bool native_live = std::find(live_.begin(), live_.end(), native_) != live_.end();
   if (native_live && winner != native_ && !(best_[winner] < (1 - settings_.native_margin) * best_[native_]))
     winner = native_;
+  // ... and must have been the faster in most of the rounds the two shared (trials.h).
+  if (native_live && winner != native_) {
+    const int shared = rounds_with_native_[static_cast<std::size_t>(winner)];
+    if (shared > 0 && 2 * won_over_native_[static_cast<std::size_t>(winner)] <= shared) winner = native_;
+  }
   decided_ = true;
   chosen_ = winner;
   plan_recheck();

@@ -55,7 +55,17 @@
 //    that is 6% slower than it (docs/performance-history.md, section 7, "A second machine").
 //    It costs one more native call, once per size class.
 //  * After the last round, or when one candidate is left, the fastest by its best
-//    round wins; a schedule must beat native by `native_margin` or native stays.
+//    round wins; a schedule must beat native by `native_margin` or native stays, and
+//    must have been the faster of the two in most of the measured rounds they shared
+//    (half is not most: native stays). Decision: each candidate's best round alone let
+//    one lucky round decide between calls of a few hundred nanoseconds that differ by
+//    10-20% from round to round: 2 ranks, Open MPI 4.1.4, 8 B allreduces, OSU's loop,
+//    `shm-recursive-doubling` 443 ns against native's 403 in one round and 307 against
+//    372 in the next, chosen, then 368 ns a call against Open MPI's own 322, measured in
+//    one process (canopy-bench --osu --paired; docs/performance-history.md, section 35).
+//    Rounds are adjacent batches of the same calls, so the machine's slow and quick
+//    periods fall on both candidates of a round alike; a clear difference wins every
+//    round and is decided as before.
 //  * With `native_after` N > 0, native MPI sits out the rounds above: the schedules
 //    are measured against each other, the best of them runs until the size class's
 //    Nth call, and only then is native measured against it, in rounds of the two as
@@ -566,6 +576,11 @@ class Trials {
   int waited_ = 0;                // calls that ran while waiting
   int native_calls_ = 0;          // calls native MPI ran in these trials
   int earlier_rounds_ = 0;        // rounds before native's trial (and before this recheck)
+  // Per candidate, in this series of rounds: the measured rounds it shared with native,
+  // and those in which it was the faster (decide(): a schedule must win most of them).
+  std::vector<int> rounds_with_native_;
+  std::vector<int> won_over_native_;
+  void count_rounds_with_native(const std::vector<double>& agreed);
   std::vector<int> rivals_;       // what the next recheck measures the choice against
   long since_decision_ = 0;       // calls of the choice since the decision
   long recheck_at_ = 0;           // ... at which the recheck begins

@@ -54,6 +54,40 @@ TEST_CASE("Trials: native stays unless a schedule beats it by the margin (10%)",
   CHECK(run(t, [](int c) { return c == 2 ? 1e-6 : 1.2e-6; }) == 2);
 }
 
+TEST_CASE("Trials: a schedule must be the faster in most rounds it shares with native, not in its best alone",
+          "[trials]") {
+  // Candidate 0 is native at 10 us a call throughout; the schedule's time a call in each
+  // measured round is `ratio[round]` times that (rounds numbered as they end).
+  const auto decide = [](int rounds, std::vector<double> ratio) {
+    TrialSettings s;
+    s.batch = 3;  // no first look: every round is measured, native in each
+    s.rounds = rounds;
+    Trials t(2, 0, s);
+    int round = 0;
+    for (int call = 0; call < 1000 && !t.decided(); ++call) {
+      const int c = t.current();
+      REQUIRE(round < static_cast<int>(ratio.size()));
+      if (t.record(c == 0 ? 10e-6 : ratio[static_cast<std::size_t>(round)] * 10e-6)) {
+        t.end_round(t.round_means());
+        ++round;
+      }
+    }
+    REQUIRE(t.decided());
+    CHECK(round == static_cast<int>(ratio.size()));  // every round ran: none was a clear win
+    return t.chosen();
+  };
+  // A lucky round 30% under native, a slower one: its best beats the margin, yet native
+  // stays (one of two rounds is not most).
+  CHECK(decide(2, {1.1, 0.7}) == 0);
+  CHECK(decide(2, {0.7, 1.1}) == 0);
+  // Faster in both rounds by more than the margin: the schedule.
+  CHECK(decide(2, {0.85, 0.8}) == 1);
+  // Two rounds of three, each past the margin: the schedule.
+  CHECK(decide(3, {0.8, 1.05, 0.8}) == 1);
+  // One of three: native.
+  CHECK(decide(3, {1.05, 0.7, 1.2}) == 0);
+}
+
 TEST_CASE("Trials: the first call of each batch is not measured", "[trials]") {
   TrialSettings s;
   s.batch = 2;
