@@ -214,6 +214,8 @@ struct alignas(64) NativeShortcut {
     return comm == c && count == n && type == t && op == o && root == r && generation == CommState::generation();
   }
 };
+void flush_quiet_calls(NativeShortcut& s);  // below, with the quiet calls
+
 // The shortcuts of one collective: several, so that calls that alternate between roots
 // (a root per rank in turn) or communicators each keep theirs; with one, 2 ranks
 // alternating roots paid the whole lookup on every call, 0.1-0.3 us on a 0.3-0.5 us
@@ -233,9 +235,8 @@ struct NativeShortcuts {
     return nullptr;
   }
   // The entry for `c` at root `r`: the one it has (whatever its other arguments), else
-  // the oldest written. Its quiet calls are handed on first (`flush` is flush_quiet_calls).
-  template <typename Flush>
-  NativeShortcut& slot(MPI_Comm c, int r, Flush flush) {
+  // the oldest written. Its quiet calls are handed on first.
+  NativeShortcut& slot(MPI_Comm c, int r) {
     int i = 0;
     while (i < kEntries && !(entries[i].comm == c && entries[i].root == r)) ++i;
     if (i < kEntries) {
@@ -244,15 +245,14 @@ struct NativeShortcuts {
       last = next;
       next = (next + 1) % kEntries;
     }
-    flush(entries[last]);
+    flush_quiet_calls(entries[last]);
     return entries[last];
   }
-  // No entry for `c` at root `r`.
-  template <typename Flush>
-  void forget(MPI_Comm c, int r, Flush flush) {
+  // No entry for `c` at root `r` (its quiet calls handed on).
+  void forget(MPI_Comm c, int r) {
     for (NativeShortcut& e : entries)
       if (e.comm == c && e.root == r) {
-        flush(e);
+        flush_quiet_calls(e);
         e.comm = MPI_COMM_NULL;
         e.quiet_left = 0;
       }
@@ -322,22 +322,24 @@ bool after_cheap_native(CommState& state, CommState::PlanHandle where, double pr
 // Hands on `s`'s quiet calls: to the fallback counter, the plan cache's hits and the
 // plan (its calls, and a decided choice's calls towards its recheck). The entry's plan
 // is the current generation's: every change of generation flushes first.
-void flush_quiet_calls(planner::Collective collective, NativeShortcut& s) {
+void flush_quiet_calls(NativeShortcut& s) {
   if (s.quiet_calls == 0) return;
   const long n = s.quiet_calls;
   s.quiet_calls = 0;
-  runtime().fallback_reasons.add(collective, s.why, n);
+  runtime().fallback_reasons.add(s.where->first.collective, s.why, n);
   s.state->touch(s.where, n);
   CachedPlan& plan = *s.where->second;
   plan.calls += n;
   if (s.why == FallbackReason::AutoChoseNative) plan.trials.count_decided_calls(n);
 }
 
-// Makes `s` quiet where its plan allows (see above): how many calls may run quietly.
+// Makes `s` quiet where its plan allows (see above): how many calls may run quietly. A
+// quiet call is not counted as it runs, so the reason's first call is said here
+// (FallbackCounters logs each reason once).
 void arm_quiet(planner::Collective collective, NativeShortcut& s) {
-  const Runtime& rt = runtime();
+  Runtime& rt = runtime();
   s.quiet_left = 0;
-  if (rt.stats.enabled() || trace::on() || !rt.fallback_reasons.said(collective, s.why)) return;
+  if (rt.stats.enabled() || trace::on()) return;
   const CachedPlan& plan = *s.where->second;
   if (s.why == FallbackReason::AutoBelowThreshold && !s.state->ring_trials_cheap(collective, s.cheap_price)) {
     s.quiet_left = std::numeric_limits<long>::max();
@@ -346,6 +348,7 @@ void arm_quiet(planner::Collective collective, NativeShortcut& s) {
     const long until = plan.trials.calls_until_recheck();
     s.quiet_left = until < 0 ? std::numeric_limits<long>::max() : std::max(0L, until - 1);
   }
+  if (s.quiet_left > 0) rt.fallback_reasons.say(collective, s.why);
 }
 
 // Every shortcut's quiet calls handed on (see above).
@@ -354,7 +357,7 @@ void flush_all_quiet_calls() {
     NativeShortcuts& all = shortcuts[c];
     if (!all.quiet) continue;
     all.quiet = false;
-    for (NativeShortcut& e : all.entries) flush_quiet_calls(static_cast<planner::Collective>(c), e);
+    for (NativeShortcut& e : all.entries) flush_quiet_calls(e);
   }
 }
 
@@ -363,15 +366,14 @@ void flush_all_quiet_calls() {
 void remember_native(planner::Collective collective, CommState& state, CachedPlan& plan, CommState::PlanHandle where,
                      MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count, int root, std::int64_t bytes) {
   const Runtime& rt = runtime();
-  auto flush = [collective](NativeShortcut& e) { flush_quiet_calls(collective, e); };
   if (plan.native_why == FallbackReason::AutoBelowThreshold && after_cheap_native(state, where, plan.cheap_price))
     return;
   if (!plan.candidates[plan.current()].native || rt.concurrent_calls() || rt.settings.verify ||
       !predefined_type(type) || !predefined_op(op) || (plan.trialling() && trace::on())) {
-    shortcuts_of(collective).forget(comm, root, flush);  // not for this communicator's next call at this root
+    shortcuts_of(collective).forget(comm, root);  // not for this communicator's next call at this root
     return;
   }
-  NativeShortcut& s = shortcuts_of(collective).slot(comm, root, flush);
+  NativeShortcut& s = shortcuts_of(collective).slot(comm, root);
   Candidate& c = plan.candidates[plan.current()];
   s.why = plan.trialling() && plan.trials.native_first() ? FallbackReason::AutoNativeFirst
           : plan.trialling()                               ? FallbackReason::AutoTrialNative
@@ -402,8 +404,7 @@ int run_shortcut(planner::Collective collective, NativeShortcut& s, MPI_Comm com
     shortcuts_of(collective).quiet = true;
     return native();
   }
-  auto flush = [collective](NativeShortcut& e) { flush_quiet_calls(collective, e); };
-  flush(s);
+  flush_quiet_calls(s);
   s.state->touch(s.where);
   if (s.why == FallbackReason::AutoNativeFirst && s.where->second->trials.count_quiet_call()) {
     // One of native's first calls that is neither timed nor the end of a round: counted.
@@ -425,7 +426,7 @@ int run_shortcut(planner::Collective collective, NativeShortcut& s, MPI_Comm com
     const bool still = plan.trialling() && plan.candidates[plan.current()].native &&
                        plan.trials.native_first() == (s.why == FallbackReason::AutoNativeFirst);
     timing_lookups[static_cast<int>(collective)].store(plan.trialling(), std::memory_order_relaxed);
-    if (!still) shortcuts_of(collective).forget(comm, root, flush);
+    if (!still) shortcuts_of(collective).forget(comm, root);
     return err;
   }
   const int err = run_native(collective, comm, root, s.bytes, s.why, native, s.stats);
@@ -435,11 +436,8 @@ int run_shortcut(planner::Collective collective, NativeShortcut& s, MPI_Comm com
     after_cheap_native(*s.state, s.where, s.cheap_price);
   } else if (s.why == FallbackReason::AutoChoseNative && s.state->count_decided_call(*s.where->second, s.where->first)) {
     // Native's choice is due a recheck (counted as run_plan counts it): the next call trials.
-    shortcuts_of(collective).forget(comm, root, flush);
-    return err;
+    shortcuts_of(collective).forget(comm, root);
   }
-  // Its first call through the shortcut said the reason (FallbackCounters): the next may be quiet.
-  if (s.generation == CommState::generation()) arm_quiet(collective, s);
   return err;
 }
 

@@ -62,16 +62,18 @@ class FallbackCounters {
     add_one(slot.calls, concurrent);
     if (!slot.said.load(std::memory_order_relaxed)) say_once(collective, reason, slot);
   }
-  // Adds `calls` calls of a (collective, reason) already said (the native shortcuts'
-  // quiet calls, shim/collectives.cpp), without the atomic add: only below
+  // Adds `calls` calls of a (collective, reason) already said (say; the native
+  // shortcuts' quiet calls, shim/collectives.cpp), without the atomic add: only below
   // MPI_THREAD_MULTIPLE.
   void add(planner::Collective collective, FallbackReason reason, long calls) {
     std::atomic<long>& n = by_collective_[static_cast<int>(collective)][static_cast<int>(reason)].calls;
     n.store(n.load(std::memory_order_relaxed) + calls, std::memory_order_relaxed);
   }
-  // Whether a call of (collective, reason) was counted and said.
-  bool said(planner::Collective collective, FallbackReason reason) const {
-    return by_collective_[static_cast<int>(collective)][static_cast<int>(reason)].said.load(std::memory_order_relaxed);
+  // Logs (collective, reason) as record() does on its first call, without counting one:
+  // where its calls are counted later (add).
+  void say(planner::Collective collective, FallbackReason reason) {
+    PerReason& slot = by_collective_[static_cast<int>(collective)][static_cast<int>(reason)];
+    if (!slot.said.load(std::memory_order_relaxed)) say_once(collective, reason, slot);
   }
   long count(planner::Collective collective, FallbackReason reason) const;
   long total() const;  // every collective's, every reason's
