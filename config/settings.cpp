@@ -152,7 +152,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "CANOPY_AUTO_NATIVE_BELOW=0"},
       {"CANOPY_AUTO_NATIVE_FIRST", "boolean", "1", kBooleanAllowed,
        "With auto, where native MPI may compete: native MPI runs a size class's first calls, and the trials "
-       "begin only once those calls have cost (on the slowest rank) what the model prices the schedules' trial "
+       "begin only once those calls have cost (on the slowest rank; past the first call, their count times the "
+       "mean of the calls after the first, which pays one-time costs) what the model prices the schedules' trial "
        "calls at (calls of a millisecond or more: at what they would cost beyond native's, if three times "
        "their price; sizes the model prices under 2 us: 8 times that, timing one call in 16); native is then "
        "measured in every measured round, and a schedule replaces it only where measured faster by 10%. 0: the "

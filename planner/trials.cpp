@@ -175,8 +175,16 @@ bool Trials::count_native_first_call() {
   // end_round() puts the next agreement where native can reach the trials' price
   // (agreement_after); this doubling stands only if no agreement is recorded.
   next_agreement_ = 2 * first_calls_;
-  means_.assign(1, first_seconds_ / first_calls_);  // every rank ran as many calls
+  means_.assign(1, native_first_mean());  // every rank ran as many calls
   return true;
+}
+
+double Trials::native_first_mean() const {
+  if (first_calls_ == 0) return 0;
+  if (settings_.native_first_sample > 1) return first_seconds_ / first_calls_;  // first untimed: times_next()
+  // The first call stands for itself until others are timed, and then is left out
+  // (trials.h, native_first).
+  return first_calls_ == 1 ? first_call_seconds_ : first_seconds_ / (first_calls_ - 1);
 }
 
 bool Trials::record_untimed() {
@@ -228,7 +236,7 @@ bool Trials::record(double seconds, bool first_touch) {
         first_seconds_ += std::min(seconds, kSampledCallCap * fastest_sampled_) * settings_.native_first_sample;
       }
     } else if (!untimed_first()) {
-      first_seconds_ += seconds;
+      (first_calls_ == 0 ? first_call_seconds_ : first_seconds_) += seconds;
     }
     return count_native_first_call();
   }

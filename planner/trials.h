@@ -94,6 +94,18 @@
 //    (agreement_after). Native's calls grow cheaper as it warms up, so no earlier
 //    doubling could, and the rounds begin where they did with every doubling agreed on.
 //    A round is reported for each agreement, with native's mean so far.
+//    What native's calls have cost is read as their count times their mean, and the
+//    mean leaves out the class's very first call once later calls are timed: that call
+//    pays what no schedule would save (native MPI's own one-time work for the size, the
+//    ranks' planning of the class ending at different times), and says nothing of how
+//    dear the calls to come are, which is what the rule weighs. At the first call it
+//    is all there is, and stands for itself (a call of hundreds of milliseconds on the
+//    test bed still begins the trials at once).
+//    Decision: 2 ranks, Open MPI 4.1.4, OSU's osu_bcast way (10 untimed and 100 timed
+//    calls of 64 KiB after the smaller sizes): native's first call took 642 us, its next
+//    7 about 22 us each, so 8 calls summed 800 us against trials priced at 775 and the
+//    rounds (66 calls of cma-bcast and shm-bcast, cma-bcast's first 183 us) took the rest
+//    of the row: 10.2 us a call against Open MPI's own 5.9 (0.58x, 3 runs).
 //    Decision: an agreement at every doubling cost more than native's calls where it is
 //    dearer than a call: 1024 ranks on the simulated EDR cluster (docs/simulation.md), an
 //    agreement (a small allreduce) 21-28 us against 4-19 us for an 8 B broadcast or
@@ -529,6 +541,9 @@ class Trials {
   std::vector<int> after_first_look(const std::vector<double>& agreed, double limit) const;
   void decide();
   bool count_native_first_call();  // one of native's first calls, timed or not (record())
+  // This rank's mean time a call of native's first calls so far, as the rounds' rule reads
+  // it (trials.h, native_first): the first call alone, then the calls after it.
+  double native_first_mean() const;
   // The call count of the next agreement on native's first calls, after one at this
   // count that agreed on `native_mean` a call and did not begin the rounds (trials.h).
   int agreement_after(double native_mean) const;
@@ -570,7 +585,8 @@ class Trials {
   bool native_aside_ = false;     // native sits out this first look (its first calls stand for it)
   double native_first_mean_ = 0;  // the agreed mean of native's first calls
   int first_calls_ = 0;           // native's first calls so far
-  double first_seconds_ = 0;      // ... and their time on this rank (sampled: record())
+  double first_seconds_ = 0;      // ... and their time on this rank (sampled: record()), but
+  double first_call_seconds_ = 0;  // the very first's, where it is timed (native_first_mean())
   double fastest_sampled_ = std::numeric_limits<double>::infinity();  // ... the fastest of them timed as a sample (record())
   int next_agreement_ = 1;        // the first call count at which the ranks agree on it
   int waited_ = 0;                // calls that ran while waiting

@@ -150,20 +150,22 @@ void CommState::end_trial_round(CachedPlan& plan, const PlanKey& key) {
     // 256th 8 B allreduce; docs/performance-history.md, section 15), on every rank.
     const bool begins = !plan.trials.native_first();
     if (rank_ != 0 || !rt.log->should_log(begins ? spdlog::level::info : spdlog::level::debug)) return;
+    // Past the first call its mean leaves that call out (planner/trials.h, native_first).
     const std::string first = calls == 1 ? std::string("call") : fmt::format("{} calls", calls);
-    const std::string cost = fmt::format("{} in all against {} for the trials",
+    const char* const rate = calls == 1 ? "" : " past the first";
+    const std::string cost = fmt::format("{} at that rate against {} for the trials",
                                          planner::format_seconds(agreed.front() * calls),
                                          planner::format_seconds(plan.trials.native_first_target(agreed.front())));
     if (begins)
-      rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), {}: "
+      rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call{} (slowest rank), {}: "
                    "the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
                    planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
-                   planner::format_seconds(agreed.front()), cost);
+                   planner::format_seconds(agreed.front()), rate, cost);
     else
-      rt.log->debug("auto: {}, {} B: native MPI's first {} took {} a call (slowest rank), {}: "
+      rt.log->debug("auto: {}, {} B: native MPI's first {} took {} a call{} (slowest rank), {}: "
                     "native MPI runs on (CANOPY_AUTO_NATIVE_FIRST)",
                     planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
-                    planner::format_seconds(agreed.front()), cost);
+                    planner::format_seconds(agreed.front()), rate, cost);
     return;
   }
   if (rank_ == 0 && rt.log->should_log(spdlog::level::debug)) {

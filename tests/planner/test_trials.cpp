@@ -699,13 +699,18 @@ TEST_CASE("Trials: the agreements on native's first calls skip the doublings whe
   // the ranks agree next at the doubling past it.
   CHECK(agreements_of(s, [](int) { return 4e-6; }) == std::vector<int>{1, 128});
   // Native warming up (each call dearer than the next), first calls up to a millisecond:
-  // the rounds begin at the first doubling whose sum reaches the price, as when the ranks
-  // agree at every doubling; every agreement but the last is at a doubling whose sum had
-  // not reached it.
+  // the rounds begin at the first doubling whose cost reaches the price, as when the
+  // ranks agree at every doubling; every agreement but the last is at a doubling whose
+  // cost had not reached it. The cost of n calls: the first call's time at the first,
+  // then n times the mean of the calls after the first (trials.h, native_first).
   for (const double first : {1e-6, 1e-4, 1e-3}) {
     auto warming = [first](int call) { return 1e-7 + first / call; };
-    std::vector<double> sums{0};  // of native's first calls
-    for (int call = 1; call <= 1 << 21; ++call) sums.push_back(sums.back() + warming(call));
+    std::vector<double> sums{0};  // the cost of native's first n calls, as read
+    double after_first = 0;
+    for (int call = 1; call <= 1 << 21; ++call) {
+      if (call > 1) after_first += warming(call);
+      sums.push_back(call == 1 ? warming(1) : call * after_first / (call - 1));
+    }
     for (const double price : {1e-5, 1e-4, 1e-3, 1e-2, 1e-1}) {
       for (const int first_calls : {0, 16, 256}) {
         CAPTURE(first, price, first_calls);
@@ -724,6 +729,45 @@ TEST_CASE("Trials: the agreements on native's first calls skip the doublings whe
       }
     }
   }
+}
+
+TEST_CASE("Trials: native MPI's first call of a class counts alone at that call and not after it: its one-time "
+          "cost does not begin the trials of calls that are cheap after it",
+          "[trials]") {
+  // Open MPI 4.1.4's first 64 KiB broadcast on 2 ranks (OSU's way, after the smaller
+  // sizes): 642 us, the next seven about 22 us each, then 6 us; the trials priced at 775
+  // us. Read as a sum, 8 calls made 796 us and the rounds began at call 8, inside OSU's
+  // row of 110 calls. Read as the calls after the first, n of them cost n x their mean:
+  // 176 us at call 8, 881 us at call 128, the first doubling that reaches the price.
+  auto time = [](int call) { return call == 1 ? 642e-6 : call <= 8 ? 22e-6 : 6e-6; };
+  TrialSettings s;
+  s.native_first = TrialPrice{775e-6, {}};
+  Trials t(2, 1, s);
+  std::vector<int> agreements;
+  double after_first = 0;
+  int call = 0;
+  while (t.native_first() && call < 1024) {
+    ++call;
+    if (call > 1) after_first += time(call);
+    if (t.record(time(call))) {
+      agreements.push_back(call);
+      REQUIRE(t.round_means().size() == 1);
+      // The mean the ranks agree on: the first call alone, then the calls after it.
+      CHECK(t.round_means()[0] == Approx(call == 1 ? time(1) : after_first / (call - 1)));
+      t.end_round(t.round_means());
+    }
+  }
+  CHECK_FALSE(t.native_first());
+  CHECK(call == 128);
+  CHECK(agreements.front() == 1);
+  CHECK(agreements.back() == 128);
+  // Where the first call alone reaches the price (the test bed's 1 MiB calls of 300 ms
+  // against trials of 250), the rounds still begin right after it.
+  s.native_first = TrialPrice{600e-6, {}};
+  Trials at_once(2, 1, s);
+  REQUIRE(at_once.record(time(1)));
+  at_once.end_round(at_once.round_means());
+  CHECK_FALSE(at_once.native_first());
 }
 
 TEST_CASE("Trials: with native_first, slow first native calls pay for the trials at once, and native that stays "
