@@ -153,8 +153,9 @@ void CommState::end_trial_round(CachedPlan& plan, const PlanKey& key) {
     // Past the first call its mean leaves that call out (planner/trials.h, native_first).
     const std::string first = calls == 1 ? std::string("call") : fmt::format("{} calls", calls);
     const char* const rate = calls == 1 ? "" : " past the first";
-    const std::string cost = fmt::format("{} at that rate against {} for the trials",
+    const std::string cost = fmt::format("{} {} against {} for the trials",
                                          planner::format_seconds(agreed.front() * calls),
+                                         calls == 1 ? "in all" : "at that rate",
                                          planner::format_seconds(plan.trials.native_first_target(agreed.front())));
     if (begins)
       rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call{} (slowest rank), {}: "
