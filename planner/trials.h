@@ -168,8 +168,8 @@
 //    not trusted the other way: a schedule priced under native is trialled, as the test
 //    bed's (priced at 67 ms, native 284) are.
 //    Where the rounds begin with a first look, native MPI sits it out: its first calls
-//    stand for its look (their agreed mean, cold calls included, so native looks no
-//    faster than it is), a schedule `first_look` times slower than the faster of native
+//    stand for its look (their agreed mean as the rule above reads it, the cold calls
+//    after the first included, so native looks no faster than it runs), a schedule `first_look` times slower than the faster of native
 //    and the best schedule goes, a schedule `clear` of the others leaves only itself,
 //    and native rejoins for the measured rounds, where it must still be beaten. One
 //    native call of 250 ms fewer in a test bed job's trials.
@@ -585,8 +585,8 @@ class Trials {
   bool native_aside_ = false;     // native sits out this first look (its first calls stand for it)
   double native_first_mean_ = 0;  // the agreed mean of native's first calls
   int first_calls_ = 0;           // native's first calls so far
-  double first_seconds_ = 0;      // ... and their time on this rank (sampled: record()), but
-  double first_call_seconds_ = 0;  // the very first's, where it is timed (native_first_mean())
+  double first_seconds_ = 0;       // ... their time on this rank (sampled: record()) after the first,
+  double first_call_seconds_ = 0;  // ... and the first's, where it is timed (native_first_mean())
   double fastest_sampled_ = std::numeric_limits<double>::infinity();  // ... the fastest of them timed as a sample (record())
   int next_agreement_ = 1;        // the first call count at which the ranks agree on it
   int waited_ = 0;                // calls that ran while waiting

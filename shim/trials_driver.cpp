@@ -151,11 +151,11 @@ void CommState::end_trial_round(CachedPlan& plan, const PlanKey& key) {
     const bool begins = !plan.trials.native_first();
     if (rank_ != 0 || !rt.log->should_log(begins ? spdlog::level::info : spdlog::level::debug)) return;
     // Past the first call its mean leaves that call out (planner/trials.h, native_first).
-    const std::string first = calls == 1 ? std::string("call") : fmt::format("{} calls", calls);
-    const char* const rate = calls == 1 ? "" : " past the first";
+    const bool one = calls == 1;
+    const std::string first = one ? std::string("call") : fmt::format("{} calls", calls);
+    const char* const rate = one ? "" : " past the first";
     const std::string cost = fmt::format("{} {} against {} for the trials",
-                                         planner::format_seconds(agreed.front() * calls),
-                                         calls == 1 ? "in all" : "at that rate",
+                                         planner::format_seconds(agreed.front() * calls), one ? "in all" : "at that rate",
                                          planner::format_seconds(plan.trials.native_first_target(agreed.front())));
     if (begins)
       rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call{} (slowest rank), {}: "
