@@ -149,24 +149,16 @@ void CommState::end_trial_round(CachedPlan& plan, const PlanKey& key) {
     // time, formatting them cost 36-93 us on this project's VM (2 ranks, Open MPI, the
     // 256th 8 B allreduce; docs/performance-history.md, section 15), on every rank.
     const bool begins = !plan.trials.native_first();
-    if (rank_ != 0 || !rt.log->should_log(begins ? spdlog::level::info : spdlog::level::debug)) return;
+    const spdlog::level::level_enum level = begins ? spdlog::level::info : spdlog::level::debug;
+    if (rank_ != 0 || !rt.log->should_log(level)) return;
     // Past the first call its mean leaves that call out (planner/trials.h, native_first).
     const bool one = calls == 1;
-    const std::string first = one ? std::string("call") : fmt::format("{} calls", calls);
-    const char* const rate = one ? "" : " past the first";
-    const std::string cost = fmt::format("{} {} against {} for the trials",
-                                         planner::format_seconds(agreed.front() * calls), one ? "in all" : "at that rate",
-                                         planner::format_seconds(plan.trials.native_first_target(agreed.front())));
-    if (begins)
-      rt.log->info("auto: {}, {} B: native MPI's first {} took {} a call{} (slowest rank), {}: "
-                   "the trials begin (CANOPY_AUTO_NATIVE_FIRST)",
-                   planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
-                   planner::format_seconds(agreed.front()), rate, cost);
-    else
-      rt.log->debug("auto: {}, {} B: native MPI's first {} took {} a call{} (slowest rank), {}: "
-                    "native MPI runs on (CANOPY_AUTO_NATIVE_FIRST)",
-                    planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key), first,
-                    planner::format_seconds(agreed.front()), rate, cost);
+    rt.log->log(level, "auto: {}, {} B: native MPI's first {} took {} a call{} (slowest rank), {} {} against {} for the trials: {}",
+                planner::on_ranks(key.collective, size_, key.root), class_bytes_text(key),
+                one ? std::string("call") : fmt::format("{} calls", calls), planner::format_seconds(agreed.front()),
+                one ? "" : " past the first", planner::format_seconds(agreed.front() * calls),
+                one ? "in all" : "at that rate", planner::format_seconds(plan.trials.native_first_target(agreed.front())),
+                begins ? "the trials begin (CANOPY_AUTO_NATIVE_FIRST)" : "native MPI runs on (CANOPY_AUTO_NATIVE_FIRST)");
     return;
   }
   if (rank_ == 0 && rt.log->should_log(spdlog::level::debug)) {
