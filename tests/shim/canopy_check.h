@@ -3,6 +3,8 @@
  * The programs are ordinary MPI programs: they pass when run natively and again
  * with LD_PRELOAD=libcanopy.so. This header gives them
  *   - a check counter and failure reporter (ct_check, ct_fail, ct_context),
+ *   - ct_native_wait(): waits for a native nonblocking call (PMPI_I...) by testing and
+ *     yielding, so references stay quick with more ranks than cores,
  *   - a deterministic hash for test inputs (ct_hash) and the seed (ct_seed_from:
  *     --seed=N, else CANOPYTEST_SEED, else a fixed default),
  *   - ct_finish(): the optional "was Canopy really there?" check
@@ -28,6 +30,7 @@
 #endif
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -127,6 +130,17 @@ static inline unsigned long long ct_seed_from(int argc, char **argv, unsigned lo
 }
 
 /* Whether an interposer that reports its calls (Canopy) is loaded in this process. */
+/* Waits for req, started by a native nonblocking call that returned err: PMPI_Test, then
+ * sched_yield, so that ranks sharing a core let each other run (MPICH's blocking waits
+ * busy-poll). Returns the first error. */
+static inline int ct_native_wait(int err, MPI_Request *req) {
+  int done = 0;
+  while (err == MPI_SUCCESS && !done) {
+    err = PMPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (!done) sched_yield();
+  }
+  return err;
+}
 static inline int ct_interposer_present(void) { return dlsym(RTLD_DEFAULT, "canopy_intercepted_calls") != NULL; }
 
 /* pmodels/mpich#6540: native MPICH 4.0.2 (ch4) segfaults in MPI_Reduce with MPI_IN_PLACE
