@@ -33,8 +33,12 @@ build=${CANOPY_ASAN_BUILD_DIR:-$here/build-asan}
 # unit tests 275 s): the segment-size search's sweep (30 s; make_plan's sanitized
 # tests search too), the flat, chain and binary reduces' sweep over p = 1..33 (24 s;
 # their builders run sanitized in the differential MPI tests) and the binomial
-# broadcast's (19 s; the other broadcast trees' sweep stays).
+# broadcast's (19 s; the other broadcast trees' sweep stays). And (CI of 2026-12-07,
+# 49:50 in all, the sanitized stage 19:31) scatter-allgather's price against 2000
+# simulated random instances (29 s sanitized, 7 unsanitized; its plan and simulation run
+# sanitized in the broadcast trees' sweep, its price in every selection test).
 heavy_sweeps="Rank views equal the schedule's own steps|Binomial reduce \(Langou 001|Hierarchy: on random multi-cluster"
+heavy_sweeps+="|Scatter-allgather's price: under pLogP"
 heavy_sweeps+="|Select: bounding never changes|Allreduce algorithms validate and simulate: p = 1\.\.17"
 heavy_sweeps+="|Select: the search over m / 2\^i stops past the valley|flat, chain and binary reduce validate for p = 1\.\.33"
 heavy_sweeps+="|Binomial bcast \(Langou 001"

@@ -510,15 +510,28 @@ set_tests_properties("mpi preload: root classes np3" PROPERTIES ENVIRONMENT "CAN
 # file's links, and the topology-aware algorithms plan across them. (Discovery on
 # several real nodes runs in the test bed: tools/testbed, "testbed: ..." tests.)
 set(sites5 ${shim_tests}/three_sites.json)
+# Their differential registrations run 60, 40 or 25 cases at CANOPY_DIFFERENTIAL_CASES'
+# default of 70, and proportionally fewer where it is lowered (tools/test-sanitizers.sh:
+# 12). Sanitized, planning a new size class over the three sites' links took up to 5 s
+# (the simulations behind auto's choice allocate per port and step; 0.1 s unsanitized):
+# the reduce-scatter-gather-wide registration took 23 s of CI's sanitized stage at a
+# fixed 40 cases, 3 s in the plain build.
+function(canopy_topology_cases out full)
+  math(EXPR n "(${full} * ${CANOPY_DIFFERENTIAL_CASES} + 69) / 70")
+  set(${out} ${n} PARENT_SCOPE)
+endfunction()
+canopy_topology_cases(cases60 60)
+canopy_topology_cases(cases40 40)
+canopy_topology_cases(cases25 25)
 set(sites4 ${shim_tests}/three_sites_np4.json)
 canopy_add_mpi_test(NAME "mpi preload: topology file reduce_matrix np5" TARGET reduce_matrix NP 5 PRELOAD
                     ENV CANOPY_TOPOLOGY=${sites5} ARGS --no-pmpi --counts=0,1,7,1000)
 canopy_add_mpi_test(NAME "mpi preload: topology file bcast_matrix np5" TARGET bcast_matrix NP 5 PRELOAD
                     ENV CANOPY_TOPOLOGY=${sites5})
 canopy_add_mpi_test(NAME "mpi preload: topology file differential np4" TARGET differential NP 4 PRELOAD
-                    ENV CANOPY_TOPOLOGY=${sites4} ARGS --cases=60 --seed=4242 LABELS differential)
+                    ENV CANOPY_TOPOLOGY=${sites4} ARGS --cases=${cases60} --seed=4242 LABELS differential)
 canopy_add_mpi_test(NAME "mpi preload: topology file differential np5 seg 1000" TARGET differential NP 5 PRELOAD
-                    ENV CANOPY_TOPOLOGY=${sites5} CANOPY_SEGMENT_BYTES=1000 ARGS --cases=40 --seed=4343
+                    ENV CANOPY_TOPOLOGY=${sites5} CANOPY_SEGMENT_BYTES=1000 ARGS --cases=${cases40} --seed=4343
                     LABELS differential)
 # Every topology-aware algorithm forced in turn (the list from canopy-info, filtered by
 # name: snf, hierarchical, hierarchical-leaders, grid-*), on the programs that check
@@ -527,8 +540,8 @@ canopy_add_mpi_test(NAME "mpi preload: topology file differential np5 seg 1000" 
 set(topology_algos "(snf|hierarchical|hierarchical-leaders|grid-[a-z-]+)")
 foreach(case "reduce_matrix;5;${sites5};^reduce ${topology_algos}$;--no-pmpi;--counts=0,1,7,1000"
              "bcast_matrix;5;${sites5};^bcast ${topology_algos}$"
-             "differential;4;${sites4};^(reduce|bcast) ${topology_algos}$;--cases=25;--seed=4444"
-             "differential;5;${sites5};^allreduce ${topology_algos}$;--cases=25;--seed=4545;--only=allreduce")
+             "differential;4;${sites4};^(reduce|bcast) ${topology_algos}$;--cases=${cases25};--seed=4444"
+             "differential;5;${sites5};^allreduce ${topology_algos}$;--cases=${cases25};--seed=4545;--only=allreduce")
   list(POP_FRONT case prog np file filter)
   set(name "mpi preload: topology file each topology-aware algorithm: ${prog} np${np}")
   add_test(NAME "${name}"
@@ -552,7 +565,7 @@ canopy_add_mpi_test(NAME "mpi preload: topology file with port= reduce_matrix re
 canopy_add_mpi_test(NAME "mpi preload: topology file with port= differential reduce-scatter-gather-wide np5"
                     TARGET differential NP 5 PRELOAD
                     ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_REDUCE_ALGO=reduce-scatter-gather-wide
-                    ARGS --cases=40 --seed=4747 LABELS differential)
+                    ARGS --cases=${cases40} --seed=4747 LABELS differential)
 # scatter-allgather-wide likewise (a block a rank, every message in flight at once):
 # forced there it runs and every rank gets the root's bytes.
 canopy_add_mpi_test(NAME "mpi preload: topology file with port= bcast_matrix scatter-allgather-wide np5"
@@ -562,7 +575,7 @@ canopy_add_mpi_test(NAME "mpi preload: topology file with port= bcast_matrix sca
 canopy_add_mpi_test(NAME "mpi preload: topology file with port= differential scatter-allgather-wide np5"
                     TARGET differential NP 5 PRELOAD
                     ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_BCAST_ALGO=scatter-allgather-wide
-                    ARGS --cases=40 --seed=4848 --only=bcast LABELS differential)
+                    ARGS --cases=${cases40} --seed=4848 --only=bcast LABELS differential)
 # reduce-scatter-allgather-wide likewise: native MPI's results, the same bits on every
 # rank (sums whose rounding depends on the order, a non-commutative user op).
 canopy_add_mpi_test(NAME "mpi preload: topology file with port= allreduce_bitwise reduce-scatter-allgather-wide np5"
@@ -572,7 +585,7 @@ canopy_add_mpi_test(NAME "mpi preload: topology file with port= allreduce_bitwis
 canopy_add_mpi_test(NAME "mpi preload: topology file with port= differential reduce-scatter-allgather-wide np5"
                     TARGET differential NP 5 PRELOAD
                     ENV CANOPY_TOPOLOGY=${sites5port} CANOPY_ALLREDUCE_ALGO=reduce-scatter-allgather-wide
-                    ARGS --cases=40 --seed=4949 --only=allreduce LABELS differential)
+                    ARGS --cases=${cases40} --seed=4949 --only=allreduce LABELS differential)
 # With info logging rank 0 says once what it found (3 clusters, and for the 4-rank file
 # the link it measured), and auto plans with it.
 # (The patterns use "." for the log's semicolons, which CMake lists would split at.)
