@@ -539,13 +539,13 @@ static void run_case(long k, long *cases_run) {
       ct_check(err == MPI_SUCCESS, "MPI_Allreduce returned %d", err);
       MPI_Request req;
       const int ref_err = ct_native_wait(PMPI_Iallreduce(ref_send.p, ref_recv.p, (int)count, dt, op, comm, &req), &req);
-      ct_check(ref_err == MPI_SUCCESS, "PMPI_Allreduce (reference) returned %d", ref_err);
+      ct_check(ref_err == MPI_SUCCESS, "PMPI_Iallreduce (reference) returned %d", ref_err);
     } else {
       const int err = MPI_Reduce(inplace ? MPI_IN_PLACE : send.p, recv.p, (int)count, dt, op, root, comm);
       ct_check(err == MPI_SUCCESS, "MPI_Reduce returned %d", err);
       MPI_Request req;
       const int ref_err = ct_native_wait(PMPI_Ireduce(ref_send.p, ref_recv.p, (int)count, dt, op, root, comm, &req), &req);
-      ct_check(ref_err == MPI_SUCCESS, "PMPI_Reduce (reference) returned %d", ref_err);
+      ct_check(ref_err == MPI_SUCCESS, "PMPI_Ireduce (reference) returned %d", ref_err);
     }
 
     compare("send buffer", &send, &send0, NULL, &mask);
@@ -566,7 +566,7 @@ static void run_case(long k, long *cases_run) {
     ct_check(err == MPI_SUCCESS, "MPI_Bcast returned %d", err);
     MPI_Request req;
     const int ref_err = ct_native_wait(PMPI_Ibcast(ref.p, (int)my_count, dt, root, comm, &req), &req);
-    ct_check(ref_err == MPI_SUCCESS, "PMPI_Bcast (reference) returned %d", ref_err);
+    ct_check(ref_err == MPI_SUCCESS, "PMPI_Ibcast (reference) returned %d", ref_err);
     compare(is_root ? "root's buffer" : "receiver's buffer", &buf, &buf0, is_root ? NULL : &ref, &mask);
     buf_free(&buf);
     buf_free(&buf0);
