@@ -13,7 +13,7 @@
 # (nothing of Canopy's runs there, except in reduce_kernels_check, which does run),
 # the test bed (the demo under network emulation) and the messages over 2 GiB (labels
 # native, testbed, large), and a few MPI tests whose code runs sanitized in a sibling
-# (heavy_mpi below); of the unit tests, the eight longest sweeps (heavy_sweeps below).
+# (heavy_mpi below); of the unit tests, the nine longest sweeps (heavy_sweeps below).
 # Extra arguments go to ctest instead, e.g. tools/test-sanitizers.sh -R reduce_special.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
   sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
