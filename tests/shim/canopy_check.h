@@ -129,7 +129,6 @@ static inline unsigned long long ct_seed_from(int argc, char **argv, unsigned lo
   return dflt;
 }
 
-/* Whether an interposer that reports its calls (Canopy) is loaded in this process. */
 /* Waits for req, started by a native nonblocking call that returned err: PMPI_Test, then
  * sched_yield, so that ranks sharing a core let each other run (MPICH's blocking waits
  * busy-poll). Returns the first error. */
@@ -141,6 +140,8 @@ static inline int ct_native_wait(int err, MPI_Request *req) {
   }
   return err;
 }
+
+/* Whether an interposer that reports its calls (Canopy) is loaded in this process. */
 static inline int ct_interposer_present(void) { return dlsym(RTLD_DEFAULT, "canopy_intercepted_calls") != NULL; }
 
 /* pmodels/mpich#6540: native MPICH 4.0.2 (ch4) segfaults in MPI_Reduce with MPI_IN_PLACE
