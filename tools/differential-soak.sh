@@ -48,17 +48,18 @@ case $mpi in
   both) builds=(mpich openmpi) ;;
   *) die "--mpi '$mpi': allowed: mpich, openmpi, both" ;;
 esac
+plan=""  # canopy-plan of the first build used: the registry's algorithms
 for b in "${builds[@]}"; do
   dir=$mpich_build
   [ "$b" = mpich ] || dir=$ompi_build
   for f in "$dir/tests/shim/differential" "$dir/shim/libcanopy.so" "$dir/tools/canopy-plan"; do
     [ -e "$f" ] || die "$f is missing: build first (tools/build.sh; Open MPI: tools/test-openmpi.sh)"
   done
+  [ -n "$plan" ] || plan=$dir/tools/canopy-plan
 done
 
 # The algorithms of each collective, from the registry itself.
-algorithms() { "$mpich_build/tools/canopy-plan" --list 2>/dev/null | awk -v c="$1" '$1 == c { sub(":", "", $2); print $2 }'; }
-[ -x "$mpich_build/tools/canopy-plan" ] || mpich_build=$ompi_build
+algorithms() { "$plan" --list 2>/dev/null | awk -v c="$1" '$1 == c { sub(":", "", $2); print $2 }'; }
 mapfile -t reduces < <(algorithms reduce)
 mapfile -t bcasts < <(algorithms bcast)
 mapfile -t allreduces < <(algorithms allreduce)
