@@ -285,7 +285,7 @@ class RankRun {
       note(wait_politely(acc_request(st.segment)));
       from = acc(st.segment);
     }
-    char* entry = b_.ring->claim(st.slot, static_cast<std::int64_t>(bytes(st.segment)));
+    char* entry = b_.ring->claim(st.slot, static_cast<std::int64_t>(bytes(st.segment)), packed_is_layout() ? from : nullptr);
     if (packed_is_layout()) std::memcpy(entry, from, bytes(st.segment));
     else note(pack_elements(from, count(st.segment), layout_.type, entry, static_cast<std::int64_t>(bytes(st.segment)), comm_));
     b_.ring->publish(st.slot, st.readers);
@@ -306,7 +306,8 @@ class RankRun {
     const int seg = steps[i].segment;
     std::size_t j = i + 1;
     while (!(steps[j].kind == StepKind::Stage && steps[j].segment == seg)) ++j;  // fusions_for found it
-    open_entry_ = b_.ring->claim(steps[j].slot, static_cast<std::int64_t>(bytes(seg)));
+    open_entry_ = b_.ring->claim(steps[j].slot, static_cast<std::int64_t>(bytes(seg)),
+                                 packed_is_layout() ? static_cast<const void*>(input(seg)) : nullptr);
     if (steps[i].kind == StepKind::FetchReduce) fetch_reduce_input(steps[i], open_entry_);
     else std::memcpy(open_entry_, input(seg), bytes(seg));
   }

@@ -502,13 +502,24 @@ std::uint64_t* StagingRing::acks(int rank, int entry) const {
   return reinterpret_cast<std::uint64_t*>(base_[rank] + entry * kFlagBytes + sizeof(std::uint64_t));
 }
 
-char* StagingRing::claim(int stage, std::int64_t bytes) {
+std::uint64_t* StagingRing::data_offset(int rank, int entry) const {
+  return reinterpret_cast<std::uint64_t*>(base_[rank] + entry * kFlagBytes + 2 * sizeof(std::uint64_t));
+}
+
+char* StagingRing::claim(int stage, std::int64_t bytes, const void* like) {
   const int entry = entry_of(stage);
   std::uint64_t* done = acks(rank_, entry);
   const std::uint64_t needed = promised_[entry];
-  use(rank_, entry, bytes);
+  // Entries start on cache lines (the flags are whole lines, entry_bytes a multiple of
+  // one); a segment fills at most 3/4 of an entry (planner::staged_segment_bytes), so
+  // the offset fits but for a whole-entry claim.
+  std::int64_t offset = like ? static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(like) % kLine) : 0;
+  if (bytes < 0 || bytes + offset > entry_bytes_) offset = 0;
+  use(rank_, entry, bytes < 0 ? bytes : bytes + offset);
   wait_until([&] { return __atomic_load_n(done, __ATOMIC_ACQUIRE) >= needed; }, progress_);
-  return base_[rank_] + entries_ * kFlagBytes + entry * entry_bytes_;
+  // Published with the tag (publish()'s release store orders it before the tag).
+  __atomic_store_n(data_offset(rank_, entry), static_cast<std::uint64_t>(offset), __ATOMIC_RELAXED);
+  return base_[rank_] + entries_ * kFlagBytes + entry * entry_bytes_ + offset;
 }
 
 void StagingRing::publish(int stage, int readers) {
@@ -521,9 +532,11 @@ const char* StagingRing::wait_for(int writer, int stage, std::int64_t bytes) {
   const int entry = entry_of(stage);
   const std::uint64_t* flag = published(writer, entry);
   const std::uint64_t want = tag(stage);
-  use(writer, entry, bytes);
   wait_until([&] { return __atomic_load_n(flag, __ATOMIC_ACQUIRE) == want; }, progress_);
-  return base_[writer] + entries_ * kFlagBytes + entry * entry_bytes_;
+  // (The writer claims this entry again only once this read has released it.)
+  const auto offset = static_cast<std::int64_t>(__atomic_load_n(data_offset(writer, entry), __ATOMIC_RELAXED));
+  use(writer, entry, bytes < 0 ? bytes : bytes + offset);
+  return base_[writer] + entries_ * kFlagBytes + entry * entry_bytes_ + offset;
 }
 
 void StagingRing::release(int writer, int stage) {

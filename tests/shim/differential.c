@@ -315,12 +315,18 @@ static geom_t geometry(MPI_Datatype dt) {
   return g;
 }
 
+/* This case's buffers on this rank start `skew` bytes (0-56, a multiple of 8) past where
+ * they would: ranks' buffers lie differently against cache lines, as they may in any
+ * program (Canopy's ring puts staged data where the writer's buffer lay against a line,
+ * shim/staging.h, and its readers must find it there whatever their own buffers). */
+static size_t skew;
+
 static buf_t buf_alloc(const geom_t *g, long count, uint64_t fill_salt) {
   buf_t b;
   const size_t span = count > 0 ? (size_t)(g->true_extent + (count - 1) * g->extent) : 0;
-  b.bytes = GUARD + span + GUARD;
+  b.bytes = GUARD + skew + span + GUARD;
   b.base = malloc(b.bytes);
-  b.p = b.base + GUARD - g->true_lb;
+  b.p = b.base + GUARD + skew - g->true_lb;
   for (size_t i = 0; i < b.bytes; i++) b.base[i] = (unsigned char)ct_hash(seed, fill_salt, (uint64_t)wrank, i);
   return b;
 }
@@ -383,7 +389,7 @@ static coll_t only_collective = C_ANY;
 /* Case k's random choice number `field` (same on every rank). */
 static uint64_t pick(long k, uint64_t field) { return ct_hash(seed, 0xD1FF, (uint64_t)k, field); }
 
-enum { F_COMM, F_NCOLORS, F_COLOR, F_KEY, F_ROOT, F_COLL, F_COUNT, F_FAMILY, F_TYPE, F_OP, F_INPLACE, F_ALIAS };
+enum { F_COMM, F_NCOLORS, F_COLOR, F_KEY, F_ROOT, F_COLL, F_COUNT, F_FAMILY, F_TYPE, F_OP, F_INPLACE, F_ALIAS, F_SKEW };
 
 /* Case k's split of the world: world rank w's color (MPI_UNDEFINED: in none) and key. */
 static int split_color(long k, int w) {
@@ -508,6 +514,7 @@ static void run_case(long k, long *cases_run) {
              all ? "MPI_Allreduce" : reduce ? "MPI_Reduce" : "MPI_Bcast",
              comm_name, my_count, type_name, reduce ? ", " : "", reduce ? op_name : "", root, n, r,
              inplace ? ", MPI_IN_PLACE" : "");
+  skew = (size_t)(ct_hash(seed, pick(k, F_SKEW), (uint64_t)wrank, 5) % 8) * 8;
   const buf_t mask = type_mask(dt, &g, my_count);
 
   if (reduce) {

@@ -131,9 +131,13 @@ int main(int argc, char** argv) {
       check(kernel != nullptr, std::string(o.name) + " on " + t.name + " should have Canopy's loop");
       if (!kernel) continue;
       for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{1001}, std::size_t{4099}}) {
-        for (int shift : {0, size}) {  // the second start is one element in: not vector-aligned
-          const auto in = operand(rng, n + 1, size, special);
-          const auto inout = operand(rng, n + 1, size, special);
+        // Starts one element in (not vector-aligned) and one element short of a cache
+        // line further on: the loops take the elements before a line one at a time
+        // (shim/reduce_kernels.cpp), fewer, as many as or more than the n elements.
+        for (int shift : {0, size, 64 - size}) {
+          const std::size_t room = n + static_cast<std::size_t>(64 / size) + 1;
+          const auto in = operand(rng, room, size, special);
+          const auto inout = operand(rng, room, size, special);
           std::vector<unsigned char> native = inout, mine = inout;
           MPI_Reduce_local(in.data() + shift, native.data() + shift, static_cast<int>(n), t.type, o.op);
           kernel(in.data() + shift, mine.data() + shift, static_cast<std::int64_t>(n));
@@ -143,7 +147,7 @@ int main(int argc, char** argv) {
           // contents must not matter (random bytes here); the streaming one, where the
           // CPU has it, writes past the caches.
           auto check_into = [&](canopy::shim::ReduceIntoKernel into_kernel, const char* form) {
-            std::vector<unsigned char> into = operand(rng, n + 1, size, special);
+            std::vector<unsigned char> into = operand(rng, room, size, special);
             std::memcpy(into.data(), native.data(), static_cast<std::size_t>(shift));  // outside the n elements
             std::memcpy(into.data() + shift + n * size, native.data() + shift + n * size, into.size() - shift - n * size);
             into_kernel(inout.data() + shift, in.data() + shift, into.data() + shift, static_cast<std::int64_t>(n));
