@@ -235,6 +235,9 @@ class StagingRing {
   std::int64_t entry_bytes_ = 0;
   std::vector<char*> base_;              // each rank's part of its node's memory (null: another node)
   std::vector<std::uint64_t> promised_;  // reads promised so far per own entry
+  // Per own entry: the data's offset claim() chose, and the one last written to the
+  // entry's flags for its readers (publish()).
+  std::vector<std::int64_t> claimed_offset_, published_offset_;
   std::vector<char> scratch_;
   std::uint64_t call_ = 0;
   int origin_ = 0, next_origin_ = 0;  // this call's entry of stage 0, and the next call's
