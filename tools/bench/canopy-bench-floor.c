@@ -93,7 +93,8 @@ static void usage(FILE* out) {
           "  --chunk B        bytes a chunk, a multiple of 64 (default 98304, Canopy's largest\n"
           "                   on 2 ranks); an entry holds one chunk\n"
           "  --offset B       the message buffers start B bytes past a page boundary (default 0;\n"
-          "                   16 is where glibc's malloc puts a large block, as in canopy-bench)\n"
+          "                   16 is where glibc's malloc puts a large block, as in canopy-bench);\n"
+          "                   the rings' chunks lie as far past a cache line, as Canopy's do\n"
           "  --help           this text\n"
           "\n"
           "example:\n"
@@ -165,8 +166,11 @@ static void wait_for(Counter* c, uint64_t at_least) {
 #if defined(__x86_64__)
 __attribute__((target("avx512f"))) static void combine_avx512(double* out, const double* a, const double* b, long n, int stream) {
   long i = 0;
-  /* Up to the output's first cache line, one at a time: streaming stores need it. */
-  for (; stream && i < n && (uintptr_t)(out + i) % 64; ++i) out[i] = a[i] + b[i];
+  /* Up to the output's first cache line, one at a time: streaming stores need it, and
+   * where the operands lie as the output does against lines (the ring's entries, below,
+   * do) the vectors then load whole lines. Canopy's loops start alike
+   * (shim/reduce_kernels.cpp). */
+  for (; i < n && (uintptr_t)(out + i) % 64; ++i) out[i] = a[i] + b[i];
   for (; i + 8 <= n; i += 8) {
     const __m512d s = _mm512_add_pd(_mm512_loadu_pd(a + i), _mm512_loadu_pd(b + i));
     if (stream) _mm512_stream_pd(out + i, s);
@@ -625,7 +629,12 @@ int main(int argc, char** argv) {
   const MPI_Aint counters = (MPI_Aint)(2 * o.entries + 2) * kLine;
   const MPI_Aint ring_bytes = (MPI_Aint)o.entries * o.chunk;
   const MPI_Aint all_counters = (MPI_Aint)(4 * o.entries) * kLine;
-  const MPI_Aint window_bytes = b.rank == 0 ? counters + ring_bytes + all_counters + 2 * ring_bytes : 0;
+  /* Each ring's data start as far past a cache line as the message buffers (--offset):
+   * Canopy's ring puts a staged chunk where the buffer it came from lay against a line
+   * (shim/staging.h), so copies and combines between buffers and entries run on whole
+   * lines. */
+  const MPI_Aint lean = (MPI_Aint)(o.offset % kLine);
+  const MPI_Aint window_bytes = b.rank == 0 ? counters + ring_bytes + all_counters + 2 * ring_bytes + 3 * kLine : 0;
   char* base = NULL;
   MPI_Win win;
   MPI_Win_allocate_shared(window_bytes, kLine, MPI_INFO_NULL, node, &base, &win);
@@ -635,12 +644,12 @@ int main(int argc, char** argv) {
   r.one.ready = (Counter*)base;
   r.one.done = r.one.ready + o.entries;
   r.direct = r.one.done + o.entries;
-  r.one.data = base + counters;
-  char* all_base = r.one.data + ring_bytes;
+  r.one.data = base + counters + lean;
+  char* all_base = base + counters + ring_bytes + kLine;
   for (int k = 0; k < 2; ++k) {
     r.all[k].ready = (Counter*)all_base + 2 * k * o.entries;
     r.all[k].done = r.all[k].ready + o.entries;
-    r.all[k].data = all_base + all_counters + k * ring_bytes;
+    r.all[k].data = all_base + all_counters + k * (ring_bytes + kLine) + lean;
   }
 
   long largest = 0;
